@@ -1,0 +1,98 @@
+# tcprepro -- the two commands of the README:
+#
+#   make figures   set up, then regenerate every figure, the claims report and the paper
+#                  (quick profile; PROFILE=smoke or PROFILE=paper for the other tiers)
+#   make test      set up, then run the test suite
+#
+# Both install what they need when it is missing: Debian packages (apt-get, as root
+# or through sudo), a Python 3.11 virtualenv in .venv with `pip install -e ".[dev]"`
+# (refreshed when pyproject.toml changes) and tcprepro's compiled ns-3 models.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+PROFILE ?= quick
+CORES ?= $(shell nproc 2>/dev/null || echo 2)
+PYTEST_ARGS ?=
+
+# Debian packages: a C++ compiler for the ns-3 models, LaTeX for the paper,
+# Mininet, iperf3, ethtool and iproute2 for the emulation tests.
+APT_FIGURES := g++ make git latexmk texlive-latex-base texlive-latex-recommended
+APT_TEST := $(APT_FIGURES) iproute2
+
+export PATH := $(abspath $(BIN)):$(PATH)
+
+.PHONY: help figures test setup-figures setup-test apt-figures apt-test venv models \
+        plan lint format clean clean-results
+
+help:
+	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
+
+figures: setup-figures
+	tcprepro plan --tier $(PROFILE) --cores $(CORES)
+	snakemake --profile workflow/profiles/$(PROFILE) --cores $(CORES)
+	@cat data/logs/claims/*.log
+	@echo "Paper: paper/build/tcprepro.pdf   Figures: paper/figures/   Data: data/"
+
+test: setup-test
+	pytest $(PYTEST_ARGS)
+
+setup-figures: apt-figures venv models
+setup-test: apt-test venv models
+
+# Install the Debian packages in $(1) that are not installed yet.
+define apt_install
+	@missing=""; \
+	for pkg in $(1); do dpkg -s "$$pkg" >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	if ! command -v $(PYTHON) >/dev/null 2>&1; then missing="$$missing python3.11 python3.11-venv"; fi; \
+	if [ -n "$$missing" ]; then \
+	  if ! command -v apt-get >/dev/null 2>&1; then \
+	    echo "Please install:$$missing (no apt-get on this host)"; exit 1; fi; \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo="sudo"; \
+	  echo "Installing Debian packages:$$missing"; \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing \
+	    >/dev/null; \
+	fi
+endef
+
+apt-figures:
+	$(call apt_install,$(APT_FIGURES))
+
+apt-test:
+	$(call apt_install,$(APT_TEST))
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $@
+
+models: venv
+	tcprepro build-models
+
+plan: venv
+	tcprepro plan --tier $(PROFILE) --cores $(CORES)
+
+lint: venv
+	ruff check src tests notebooks
+	ruff format --check src tests notebooks
+	snakefmt --check Snakefile workflow/rules
+
+format: venv
+	ruff check --fix src tests notebooks
+	ruff format src tests notebooks
+	snakefmt Snakefile workflow/rules
+
+clean-results:
+	rm -rf data/runs data/combined data/notebooks data/logs data/claims \
+	  paper/figures paper/generated paper/build .snakemake
+
+clean: clean-results
+	rm -rf $(VENV)

@@ -1,0 +1,254 @@
+"""Checks of study A's claims (Braud & Heusse, antiparallel TCP).
+
+Each function reads the combined datasets of figures A1/A2 (dimensions
+``up``, ``down``, ``rep``) and returns a :class:`~tcprepro.claims.ClaimResult`.
+Cells whose runs are missing (pending models) are NaN and are left out of
+the verdict, and named in the coverage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import xarray as xr
+
+from tcprepro import metrics
+from tcprepro.claims import ClaimResult, check
+
+__all__ = ["cell_table"]
+
+
+def cell_table(ds: xr.Dataset) -> xr.Dataset:
+    """Per-cell statistics of an A1/A2 combined dataset.
+
+    Returns a dataset over (``up``, ``down``) with the mean and standard deviation
+    (ddof = 1) over repetitions of the download and upload utilisation, in
+    percent, and the mean RTT over both flows in ms.
+    """
+    util = metrics.utilisation(ds) * 100.0
+    down = util.sel(flow="down", drop=True)
+    up = util.sel(flow="up", drop=True)
+    rtt = metrics.mean_rtt_s(ds) * 1000.0
+    return xr.Dataset(
+        {
+            "down_pct": down.mean("rep"),
+            "down_std": down.std("rep", ddof=1),
+            "up_pct": up.mean("rep"),
+            "up_std": up.std("rep", ddof=1),
+            "rtt_ms": rtt.mean("flow").mean("rep"),
+        }
+    )
+
+
+def _pick(values: xr.DataArray, **labels: str) -> xr.DataArray:
+    """``values.sel(**labels)``, NaN when a label is not in this build's sweep."""
+    for dim, label in labels.items():
+        values = values.reindex({dim: [label]}).isel({dim: 0}, drop=True)
+    return values
+
+
+def _coverage(values: xr.DataArray) -> tuple[int, int, str]:
+    flat = values.stack(cell=values.dims)
+    available = int(np.isfinite(flat).sum())
+    total = int(flat.size)
+    missing = sorted(
+        {
+            str(v)
+            for cell, ok in zip(flat["cell"].values, np.isfinite(flat.values), strict=True)
+            if not ok
+            for v in cell
+        }
+    )
+    text = f"{available}/{total} cells"
+    if available < total:
+        text += " (missing cells involve: " + ", ".join(missing) + ")"
+    return available, total, text
+
+
+def _verdict(ok: bool) -> str:
+    return "reproduced" if ok else "not reproduced"
+
+
+def _name(cell: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in cell.items())
+
+
+@check
+def a_download_utilisation_high(
+    data: Mapping[str, xr.Dataset], figure: str, exclude_down: Sequence[str], min_pct: float
+) -> ClaimResult:
+    """Every non-excluded download variant reaches ``min_pct`` download utilisation."""
+    table = cell_table(data[figure])
+    down = table["down_pct"].where(~table["down"].isin(list(exclude_down)), drop=True)
+    available, _, coverage = _coverage(down)
+    if available == 0:
+        return ClaimResult("—", "pending", coverage)
+    stacked = down.stack(cell=("up", "down")).dropna("cell")
+    worst = stacked.isel(cell=int(np.argmin(stacked.values)))
+    up, dn = worst["cell"].item()
+    value = f"min {float(worst):.0f} % (up={up}, down={dn}); mean {float(stacked.mean()):.0f} %"
+    return ClaimResult(value, _verdict(float(worst) >= min_pct), coverage)
+
+
+@check
+def a_cubic_compound_lowest(data: Mapping[str, xr.Dataset], figure: str) -> ClaimResult:
+    """The (Compound up, Cubic down) cell is the worst and most variable download."""
+    table = cell_table(data[figure])
+    target = {"up": "Compound", "down": "Cubic"}
+    cell_mean = float(_pick(table["down_pct"], **target))
+    if not np.isfinite(cell_mean):
+        return ClaimResult("—", "pending", "the (up=Compound, down=Cubic) cell has no run")
+    non_vegas = table.where(table["down"] != "Vegas", drop=True)
+    means = non_vegas["down_pct"].stack(cell=("up", "down")).dropna("cell")
+    stds = non_vegas["down_std"].stack(cell=("up", "down")).dropna("cell")
+    lowest = means.isel(cell=int(np.argmin(means.values)))["cell"].item()
+    cell_std = float(_pick(table["down_std"], **target))
+    median_std = float(stds.median())
+    ok = lowest == ("Compound", "Cubic") and cell_std >= 2 * median_std
+    value = (
+        f"{cell_mean:.0f} ± {cell_std:.0f} %; lowest cell: up={lowest[0]}, down={lowest[1]}; "
+        f"median std {median_std:.1f}"
+    )
+    _, _, coverage = _coverage(means.unstack("cell"))
+    return ClaimResult(value, _verdict(ok), coverage)
+
+
+@check
+def a_cubic_cuts_upload(
+    data: Mapping[str, xr.Dataset], figure: str, min_pct: float, max_pct: float
+) -> ClaimResult:
+    """Relative drop of upload utilisation when the download switches NewReno -> Cubic."""
+    table = cell_table(data[figure])
+    reference = _pick(table["up_pct"], down="NewReno")
+    cubic = _pick(table["up_pct"], down="Cubic")
+    drop = (1.0 - cubic / reference) * 100.0
+    available, _, coverage = _coverage(drop)
+    if available == 0:
+        return ClaimResult("—", "pending", coverage)
+    valid = drop.dropna("up")
+    worst_up = str(valid["up"].values[int(np.argmax(valid.values))])
+    largest = float(valid.max())
+    parts = ", ".join(
+        f"{u}: {float(v):+.0f} %" for u, v in zip(valid["up"].values, -valid.values, strict=True)
+    )
+    value = f"largest drop {largest:.0f} % (up={worst_up}); change per upload variant: {parts}"
+    return ClaimResult(value, _verdict(min_pct <= largest <= max_pct), coverage)
+
+
+@check
+def a_vegas_download_collapses(
+    data: Mapping[str, xr.Dataset], figures: Sequence[str], max_ratio: float
+) -> ClaimResult:
+    """Download utilisation with Vegas vs NewReno on the server, per non-Vegas upload."""
+    ratios = []
+    parts = []
+    coverages = []
+    for figure in figures:
+        table = cell_table(data[figure])
+        ratio = _pick(table["down_pct"], down="Vegas") / _pick(table["down_pct"], down="NewReno")
+        ratio = ratio.where(ratio["up"] != "Vegas", drop=True)
+        _, _, coverage = _coverage(ratio)
+        coverages.append(f"{figure}: {coverage}")
+        for up, value in zip(ratio["up"].values, ratio.values, strict=True):
+            if np.isfinite(value):
+                ratios.append(float(value))
+                parts.append(f"{figure} up={up}: {value:.2f}")
+    if not ratios:
+        return ClaimResult("—", "pending", "; ".join(coverages))
+    value = "Vegas/NewReno download ratio " + ", ".join(parts)
+    return ClaimResult(value, _verdict(max(ratios) <= max_ratio), "; ".join(coverages))
+
+
+@check
+def a_cell_utilisation(
+    data: Mapping[str, xr.Dataset],
+    figure: str,
+    up: str,
+    down: str,
+    expected_up_pct: float,
+    expected_down_pct: float,
+    tolerance_pct: float,
+) -> ClaimResult:
+    """Utilisation of one cell against the paper's two values."""
+    table = cell_table(data[figure])
+    up_pct = float(_pick(table["up_pct"], up=up, down=down))
+    down_pct = float(_pick(table["down_pct"], up=up, down=down))
+    if not (np.isfinite(up_pct) and np.isfinite(down_pct)):
+        return ClaimResult("—", "pending", f"cell up={up}, down={down} has no run")
+    ok = (
+        abs(up_pct - expected_up_pct) <= tolerance_pct
+        and abs(down_pct - expected_down_pct) <= tolerance_pct
+    )
+    up_std = float(_pick(table["up_std"], up=up, down=down))
+    down_std = float(_pick(table["down_std"], up=up, down=down))
+    value = f"up {up_pct:.0f} ± {up_std:.0f} %, down {down_pct:.0f} ± {down_std:.0f} %"
+    return ClaimResult(value, _verdict(ok), "1/1 cells")
+
+
+@check
+def a_vegas_upload_helps_download(
+    data: Mapping[str, xr.Dataset], figure: str, min_gain_pct: float
+) -> ClaimResult:
+    """Download utilisation gain (points) of a Vegas upload over a NewReno upload."""
+    table = cell_table(data[figure])
+    gain = _pick(table["down_pct"], up="Vegas") - _pick(table["down_pct"], up="NewReno")
+    gain = gain.where(gain["down"] != "Vegas", drop=True)
+    available, _, coverage = _coverage(gain)
+    if available == 0:
+        return ClaimResult("—", "pending", coverage)
+    valid = gain.dropna("down")
+    parts = ", ".join(
+        f"down={d}: {float(v):+.0f} pts"
+        for d, v in zip(valid["down"].values, valid.values, strict=True)
+    )
+    return ClaimResult(parts, _verdict(float(valid.min()) >= min_gain_pct), coverage)
+
+
+@check
+def a_rtt_levels(data: Mapping[str, xr.Dataset], sized: str, oversized: str) -> ClaimResult:
+    """The four RTT statements of the paper (see the registry's tolerance)."""
+    small = cell_table(data[sized])["rtt_ms"]
+    large = cell_table(data[oversized])["rtt_ms"]
+
+    def no_vegas(rtt: xr.DataArray) -> xr.DataArray:
+        return rtt.where((rtt["up"] != "Vegas") & (rtt["down"] != "Vegas"))
+
+    a = no_vegas(small)
+    base = float(_pick(small, up="NewReno", down="NewReno"))
+    b = _pick(no_vegas(small), down="Cubic") / base - 1.0
+    c = no_vegas(large)
+    d = _pick(large, up="Vegas")
+
+    def part(
+        label: str,
+        values: xr.DataArray,
+        low: float,
+        high: float,
+        scale: float = 1.0,
+        unit: str = "ms",
+    ) -> tuple[str, str]:
+        finite = values.values[np.isfinite(values.values)]
+        if finite.size == 0:
+            return f"{label}: no cell in this build", "pending"
+        ok = bool(((finite >= low) & (finite <= high)).all())
+        text = f"{label} {finite.min() * scale:.0f} to {finite.max() * scale:.0f} {unit}"
+        return text + ("" if ok else " (outside)"), "pass" if ok else "fail"
+
+    parts = {
+        "a": part("A1 non-Vegas", a, 190, 310),
+        "b": part("Cubic download vs NewReno", b, 0.0, 0.25, 100.0, "%"),
+        "c": part("A2 non-Vegas", c, 540, 880),
+        "d": part("A2 Vegas upload", d, 0, 310),
+    }
+    statuses = [status for _, status in parts.values()]
+    value = "; ".join(f"({k}) {text}" for k, (text, _) in parts.items())
+    _, _, cov_small = _coverage(small)
+    _, _, cov_large = _coverage(large)
+    coverage = f"{sized}: {cov_small}; {oversized}: {cov_large}"
+    pending = [k for k, (_, status) in parts.items() if status == "pending"]
+    if pending:
+        coverage += f"; parts not checkable: {', '.join(pending)}"
+    if all(status == "pending" for status in statuses):
+        return ClaimResult(value, "pending", coverage)
+    return ClaimResult(value, _verdict("fail" not in statuses), coverage)

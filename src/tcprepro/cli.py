@@ -1,0 +1,232 @@
+"""The ``tcprepro`` command line.
+
+This module owns argument parsing and exit codes only; every command calls
+the library. Exit status: 0 success, 2 invalid input (named field), 3 missing
+capability, 130 interrupted. Nothing is written when a command fails: outputs
+appear atomically at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from tcprepro import __version__
+from tcprepro.errors import TcpreproError
+
+__all__ = ["main"]
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from tcprepro import doctor
+
+    results = doctor.check_all()
+    print(doctor.format_table(results))
+    return 0
+
+
+def _load(args: argparse.Namespace):
+    from tcprepro.scenario import load_scenario
+
+    return load_scenario(args.config, args.set or [])
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from tcprepro.ns3.backend import check_scenario
+
+    scenario = _load(args)
+    check_scenario(scenario)
+    if args.print:
+        print(json.dumps(scenario.resolved(), indent=2, sort_keys=True))
+    else:
+        print(f"{args.config}: valid ({len(scenario.flows)} flows, {scenario.repetitions} reps)")
+    return 0
+
+
+def _run_and_write(scenario, rep: int, output: Path, quiet: bool, attrs=None) -> int:
+    from tcprepro.ns3.backend import check_scenario, run_scenario
+    from tcprepro.store import write_dataset
+
+    check_scenario(scenario)
+    started = time.perf_counter()
+    ds = run_scenario(scenario, rep, progress=not quiet, extra_attrs=attrs)
+    write_dataset(ds, output)
+    wall = time.perf_counter() - started
+    print(
+        f"{output}: {scenario.id} rep {rep}, {scenario.duration:g} simulated s in {wall:.1f} s "
+        f"wall ({wall / scenario.duration:.4f} wall s per simulated s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    scenario = _load(args)
+    scenario.check_rep(args.rep)
+    return _run_and_write(scenario, args.rep, Path(args.output), args.quiet)
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from tcprepro.ns3.build import build_library
+
+    started = time.perf_counter()
+    path = build_library(force=args.force, verbose=True)
+    print(f"{path} ({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+def _workflow(args: argparse.Namespace):
+    from tcprepro.sweep import load_workflow_config
+
+    return load_workflow_config(args.workflow_config)
+
+
+def _cmd_sweep_run(args: argparse.Namespace) -> int:
+    config = _workflow(args)
+    run = config.run(args.figure, args.cell, args.rep, args.tier)
+    return _run_and_write(run.scenario(), run.rep, Path(args.output), args.quiet, run.attrs())
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from tcprepro.sweep import plan_report
+
+    config = _workflow(args)
+    print(plan_report(config, args.tier or config.tier, args.cores, Path(args.workdir)))
+    return 0
+
+
+def _cmd_combine(args: argparse.Namespace) -> int:
+    from tcprepro.store import combine_runs, write_dataset
+
+    ds = combine_runs(args.runs)
+    write_dataset(ds, args.output)
+    print(f"{args.output}: {ds.attrs['n_runs']} runs, dims {dict(ds.sizes)}")
+    return 0
+
+
+def _cmd_claims(args: argparse.Namespace) -> int:
+    from tcprepro import claims
+    from tcprepro.store import open_dataset
+
+    datasets = {}
+    for path in args.combined:
+        ds = open_dataset(path)
+        datasets[str(ds.attrs.get("figure", Path(path).stem))] = ds
+    results = claims.check_claims(datasets, study=args.study)
+    print(f"Claims of study {args.study}:" if args.study else "Claims:")
+    print(claims.format_table(results))
+    if args.csv:
+        claims.write_csv(results, args.csv)
+    if args.tex:
+        claims.write_tex(
+            results, args.tex, caption=f"Claims of study {args.study}: paper vs reproduction."
+        )
+    return 0
+
+
+def _cmd_paper_inputs(args: argparse.Namespace) -> int:
+    from tcprepro.paper import write_paper_inputs
+    from tcprepro.store import open_dataset
+
+    config = _workflow(args)
+    combined = {}
+    for path in args.combined:
+        with_figure = open_dataset(path).attrs.get("figure", Path(path).stem)
+        combined[str(with_figure)] = path
+    for path in write_paper_inputs(config, args.tier or config.tier, combined, args.out_dir):
+        print(path)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``tcprepro``."""
+    parser = argparse.ArgumentParser(prog="tcprepro", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"tcprepro {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def scenario_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("config", help="scenario YAML file")
+        p.add_argument(
+            "--set",
+            action="append",
+            metavar="KEY=VALUE",
+            help="override a scenario key, e.g. --set flows.up.variant=Cubic",
+        )
+
+    def workflow_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--workflow-config", default="workflow/config.yaml")
+        p.add_argument("--tier", choices=("smoke", "quick", "paper"))
+
+    p = sub.add_parser("doctor", help="print the capability table of this host")
+    p.set_defaults(func=_cmd_doctor)
+
+    p = sub.add_parser("validate", help="validate a scenario (exit 2 naming the bad field)")
+    scenario_args(p)
+    p.add_argument("--print", action="store_true", help="print the resolved scenario (SI units)")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("simulate", help="run one repetition of a scenario in ns-3")
+    scenario_args(p)
+    p.add_argument("-o", "--output", required=True, help="dataset to write (.nc)")
+    p.add_argument("--rep", type=int, default=0, help="repetition index (default 0)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_simulate)
+
+    p = sub.add_parser("build-models", help="compile tcprepro's C++ ns-3 code (cached)")
+    p.add_argument("--force", action="store_true")
+    p.set_defaults(func=_cmd_build)
+
+    p = sub.add_parser("sweep-run", help="run one run of a figure's sweep (used by Snakemake)")
+    workflow_args(p)
+    p.add_argument("--figure", required=True)
+    p.add_argument("--cell", required=True)
+    p.add_argument("--rep", type=int, required=True)
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=_cmd_sweep_run)
+
+    p = sub.add_parser("plan", help="count the simulations of a tier and estimate the wall time")
+    workflow_args(p)
+    p.add_argument("--cores", type=int, default=2)
+    p.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    p.set_defaults(func=_cmd_plan)
+
+    p = sub.add_parser("combine", help="combine the runs of one figure into one dataset")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("runs", nargs="+")
+    p.set_defaults(func=_cmd_combine)
+
+    p = sub.add_parser("claims", help="check the claims of a study and print the table")
+    p.add_argument("--study")
+    p.add_argument("--csv")
+    p.add_argument("--tex")
+    p.add_argument("combined", nargs="+", help="combined figure datasets")
+    p.set_defaults(func=_cmd_claims)
+
+    p = sub.add_parser("paper-inputs", help="write the paper's generated LaTeX inputs")
+    workflow_args(p)
+    p.add_argument("--out-dir", required=True)
+    p.add_argument("combined", nargs="+")
+    p.set_defaults(func=_cmd_paper_inputs)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``tcprepro`` command."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except TcpreproError as exc:
+        print(f"tcprepro: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tcprepro: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

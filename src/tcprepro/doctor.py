@@ -1,0 +1,211 @@
+"""Capability checks: what this host can run, and how to fix what it lacks.
+
+This module owns the list of capabilities tcprepro depends on (the ns-3
+bindings, a C++ compiler, tcprepro's compiled models, root, Mininet, iperf3,
+the netem qdisc, the kernel's congestion controls, LaTeX, ...). ``tcprepro
+doctor`` prints them as a table; backends call :func:`require` to refuse a
+run up front with one message naming everything that is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tcprepro.errors import CapabilityError
+
+__all__ = ["CAPABILITIES", "Capability", "Status", "check_all", "format_table", "require"]
+
+
+@dataclass(frozen=True)
+class Status:
+    """Result of one capability check."""
+
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class Capability:
+    """A named thing tcprepro may need, with its check."""
+
+    name: str
+    needed_for: str
+    check: Callable[[], Status]
+
+
+def _python() -> Status:
+    version = ".".join(map(str, sys.version_info[:3]))
+    ok = sys.version_info[:2] == (3, 11)
+    return Status(ok, f"Python {version}", "" if ok else "use Python 3.11 (make creates .venv)")
+
+
+def _ns3() -> Status:
+    try:
+        from tcprepro.ns3.build import find_wheel
+
+        wheel = find_wheel()
+    except CapabilityError as exc:
+        return Status(False, str(exc), "pip install 'ns3==3.44.post0'")
+    return Status(True, f"ns-3 {wheel.version} (wheel {wheel.package_version}) at {wheel.prefix}")
+
+
+def _compiler() -> Status:
+    cxx = os.environ.get("CXX", "g++")
+    path = shutil.which(cxx)
+    return Status(bool(path), path or f"{cxx} not found", "" if path else "apt-get install g++")
+
+
+def _models() -> Status:
+    try:
+        from tcprepro.ns3.build import library_path
+
+        path = library_path()
+    except CapabilityError as exc:
+        return Status(False, str(exc), "fix the ns-3 bindings and compiler first")
+    if path.exists():
+        return Status(True, f"built: {path}")
+    return Status(True, "not built yet: compiled on first use (~30 s)", "tcprepro build-models")
+
+
+def _root() -> Status:
+    ok = os.geteuid() == 0
+    return Status(
+        ok,
+        "running as root" if ok else f"uid {os.geteuid()}",
+        "" if ok else "run emulations as root (sudo)",
+    )
+
+
+def _program(name: str, package: str) -> Callable[[], Status]:
+    def check() -> Status:
+        path = shutil.which(name)
+        return Status(
+            bool(path), path or f"{name} not found", "" if path else f"apt-get install {package}"
+        )
+
+    return check
+
+
+def _mininet() -> Status:
+    path = shutil.which("mn")
+    if not path:
+        return Status(False, "Mininet not found", "apt-get install mininet")
+    return Status(True, path)
+
+
+def congestion_controls() -> list[str]:
+    """Congestion controls the running kernel offers right now."""
+    try:
+        text = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text()
+    except OSError:
+        return []
+    return text.split()
+
+
+def _kernel_cc() -> Status:
+    available = congestion_controls()
+    if not available:
+        return Status(False, "cannot read tcp_available_congestion_control", "needs Linux")
+    return Status(
+        True, " ".join(available), "others need a module: modprobe tcp_vegas (or the VM route)"
+    )
+
+
+def netem_available() -> Status:
+    """Whether a netem qdisc can be created (tried in a throw-away network namespace)."""
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+        return Status(
+            False, "cannot test without root, ip and tc", "run as root; apt-get install iproute2"
+        )
+    namespace = f"tcprepro-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        subprocess.run(["ip", "netns", "add", namespace], check=True, capture_output=True)
+        result = subprocess.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                namespace,
+                "tc",
+                "qdisc",
+                "add",
+                "dev",
+                "lo",
+                "root",
+                "netem",
+                "delay",
+                "1ms",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except subprocess.CalledProcessError as exc:
+        return Status(False, f"cannot create a network namespace: {exc.stderr!r}", "run as root")
+    finally:
+        subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
+    if result.returncode == 0:
+        return Status(True, "netem qdisc works")
+    return Status(
+        False,
+        "the kernel has no netem qdisc (sch_netem)",
+        "modprobe sch_netem, or use the full-kernel VM route",
+    )
+
+
+def _latex() -> Status:
+    path = shutil.which("latexmk")
+    ok = bool(path) and bool(shutil.which("pdflatex"))
+    return Status(
+        ok,
+        path or "latexmk not found",
+        "" if ok else "apt-get install latexmk texlive-latex-recommended",
+    )
+
+
+CAPABILITIES: list[Capability] = [
+    Capability("python", "everything", _python),
+    Capability("ns3-bindings", "simulations", _ns3),
+    Capability("c++-compiler", "tcprepro's ns-3 models", _compiler),
+    Capability("tcprepro-models", "simulations", _models),
+    Capability("latex", "the paper PDF", _latex),
+    Capability("root", "emulations", _root),
+    Capability("mininet", "emulations", _mininet),
+    Capability("iperf3", "emulations", _program("iperf3", "iperf3")),
+    Capability("ethtool", "emulations (offloads off)", _program("ethtool", "ethtool")),
+    Capability("tc", "emulations", _program("tc", "iproute2")),
+    Capability("netem", "emulated delay", netem_available),
+    Capability("kernel-congestion-controls", "emulated variants", _kernel_cc),
+]
+
+
+def check_all(names: Iterable[str] | None = None) -> list[tuple[Capability, Status]]:
+    """Run the checks (all, or the named ones)."""
+    wanted = set(names) if names is not None else None
+    return [(cap, cap.check()) for cap in CAPABILITIES if wanted is None or cap.name in wanted]
+
+
+def format_table(results: Iterable[tuple[Capability, Status]]) -> str:
+    """The capability table ``tcprepro doctor`` prints."""
+    rows = [("capability", "status", "needed for", "detail / how to fix")]
+    for cap, status in results:
+        detail = status.detail + (f"  ->  {status.fix}" if status.fix and not status.ok else "")
+        rows.append((cap.name, "ok" if status.ok else "MISSING", cap.needed_for, detail))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return "\n".join("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3] for r in rows)
+
+
+def require(names: Iterable[str]) -> None:
+    """Raise one CapabilityError naming every missing capability (and its fix)."""
+    missing = [(cap, status) for cap, status in check_all(names) if not status.ok]
+    if missing:
+        lines = [f"{cap.name}: {status.detail} ({status.fix})" for cap, status in missing]
+        raise CapabilityError("missing capabilities:\n  " + "\n  ".join(lines))

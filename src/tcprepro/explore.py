@@ -1,0 +1,80 @@
+"""Interactive exploration: run a small version of a figure's sweep in-process.
+
+This module owns what a notebook opened in JupyterLab does when it has no
+combined dataset to read: it runs a reduced sweep of the figure (fewer
+values, shorter runs) in the notebook's own process, one simulation after
+the other (the ns-3 library is loaded once), and combines the runs exactly as
+the workflow would. Results are not cached: the workflow is the route to
+figures that last.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import xarray as xr
+
+from tcprepro.store import combine_runs
+from tcprepro.sweep import WorkflowConfig, load_workflow_config
+
+__all__ = ["find_root", "run_figure"]
+
+
+def find_root(start: str | Path | None = None) -> Path:
+    """The repository folder holding ``workflow/config.yaml`` (searched upwards)."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "workflow" / "config.yaml").is_file():
+            return folder
+    raise FileNotFoundError(f"no workflow/config.yaml in {here} or its parents")
+
+
+def run_figure(
+    figure_id: str,
+    *,
+    values: Mapping[str, Sequence[Any]] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    repetitions: int = 1,
+    tier: str = "smoke",
+    root: str | Path | None = None,
+    progress: bool = True,
+) -> xr.Dataset:
+    """Run a reduced sweep of ``figure_id`` here and return its combined dataset.
+
+    Parameters
+    ----------
+    values
+        Sweep values per dimension (default: the tier's).
+    overrides
+        Scenario overrides (key path -> value), e.g. ``{"duration": "60s"}``.
+    repetitions
+        Repetitions per cell.
+    tier
+        Tier whose settings are the starting point.
+    """
+    from tqdm.auto import tqdm
+
+    from tcprepro.ns3.backend import run_scenario
+
+    root = find_root(root)
+    base = load_workflow_config(root / "workflow" / "config.yaml")
+    data = copy.deepcopy(dict(base.data))
+    figure = data["figures"][figure_id]
+    figure["scenario"] = str(root / figure["scenario"])
+    block = data["studies"][figure["study"]]["tiers"][tier]
+    block["repetitions"] = repetitions
+    if values is not None:
+        block["values"] = {dim: list(v) for dim, v in values.items()}
+    if overrides:
+        block["set"] = {**block.get("set", {}), **overrides}
+    config = WorkflowConfig(data)
+    config.check(tier, [figure_id])
+    runs = config.runs(figure_id, tier)
+    datasets = [
+        run_scenario(run.scenario(), run.rep, extra_attrs=run.attrs())
+        for run in tqdm(runs, desc=f"{figure_id}: {len(runs)} runs", disable=not progress)
+    ]
+    return combine_runs(datasets)

@@ -1,0 +1,102 @@
+"""Measurements computed from run or combined datasets.
+
+This module owns the definitions of the numbers figures and claims quote:
+utilisation, goodput, mean RTT, loss rates, queue statistics, fairness. Every
+function works on a single-run dataset and, unchanged, on a combined dataset
+with extra sweep and ``rep`` dimensions (xarray broadcasting), and averages
+over the *measurement window* only: samples whose interval ends after the
+warm-up (``time > warmup_s``).
+
+Definitions
+-----------
+utilisation
+    mean goodput of a flow over the window divided by the goodput capacity of
+    the link direction its data crosses (``link_goodput_capacity_bps``: the
+    link rate times MSS / (MSS + TCP/IP + layer-2 headers)). 1.0 means the
+    link carried nothing but this flow's payload and its headers.
+mean RTT
+    mean of every RTT sample (one per ACK that produced a sample) in the window.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+__all__ = [
+    "goodput_bps",
+    "jain_index",
+    "link_utilisation",
+    "loss_rate",
+    "mean_queue_pkts",
+    "mean_rtt_s",
+    "utilisation",
+    "window",
+]
+
+
+def window(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
+    """Boolean mask over ``time``: samples inside the measurement window."""
+    if warmup_s is None:
+        try:
+            warmup_s = float(ds.attrs["warmup_s"])
+        except KeyError:
+            raise ValueError("dataset has no warmup_s attribute; pass warmup_s") from None
+    return ds["time"] > warmup_s
+
+
+def goodput_bps(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
+    """Mean goodput of each flow over the measurement window (bit/s)."""
+    mask = window(ds, warmup_s)
+    return ds["goodput_bps"].where(mask).mean("time").rename("goodput_bps")
+
+
+def _capacity_of_flow(ds: xr.Dataset) -> xr.DataArray:
+    capacity = xr.zeros_like(ds["flow_start_s"], dtype=float) * np.nan
+    for link in ds["link"].values:
+        on_link = ds["flow_link"] == link
+        capacity = xr.where(on_link, ds["link_goodput_capacity_bps"].sel(link=link), capacity)
+    return capacity
+
+
+def utilisation(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
+    """Mean goodput of each flow / goodput capacity of its bottleneck direction (0..1)."""
+    return (goodput_bps(ds, warmup_s) / _capacity_of_flow(ds)).rename("utilisation")
+
+
+def mean_rtt_s(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
+    """Mean of the RTT samples of each flow over the window (s), weighted by sample count."""
+    mask = window(ds, warmup_s)
+    count = ds["rtt_samples"].where(mask)
+    total = (ds["rtt_s"].fillna(0.0) * count).sum("time")
+    n = count.sum("time")
+    return (total / n.where(n > 0)).rename("rtt_s")
+
+
+def loss_rate(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
+    """Fraction of each flow's data segments dropped at traced queues in the window."""
+    mask = window(ds, warmup_s)
+    lost = ds["lost_data_pkts"].where(mask).sum("time")
+    sent = ds["tx_data_pkts"].where(mask).sum("time")
+    return (lost / sent.where(sent > 0)).rename("loss_rate")
+
+
+def link_utilisation(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
+    """Fraction of each traced link direction's rate used on the wire (all packets, L2)."""
+    mask = window(ds, warmup_s)
+    interval_s = ds["time"] - ds["time"].shift(time=1, fill_value=0.0)
+    seconds = interval_s.where(mask).sum("time")
+    sent_bits = ds["tx_bytes"].where(mask).sum("time") * 8.0
+    return (sent_bits / (seconds * ds["link_rate_bps"])).rename("link_utilisation")
+
+
+def mean_queue_pkts(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
+    """Time-average queue occupancy of each traced link direction (packets)."""
+    mask = window(ds, warmup_s)
+    return ds["queue_pkts"].where(mask).mean("time").rename("queue_pkts")
+
+
+def jain_index(values: xr.DataArray, dim: str = "flow") -> xr.DataArray:
+    """Jain's fairness index (sum x)^2 / (n sum x^2) along ``dim``; 1 = perfectly fair."""
+    n = values.count(dim)
+    return (values.sum(dim) ** 2 / (n * (values**2).sum(dim))).rename("jain_index")

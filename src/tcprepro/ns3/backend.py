@@ -1,0 +1,297 @@
+"""The ns-3 backend: run one repetition of a scenario and return its dataset.
+
+This module owns the mapping from a :class:`~tcprepro.topology.NetworkPlan` to
+calls on the C++ ``tcprepro::Simulation`` builder (see ``cpp/tcprepro.h``):
+ns-3 defaults for the TCP settings, nodes, links with a queue disc per
+direction, flows with a congestion control per socket. It runs the event
+loop in chunks (for a progress bar and Ctrl-C), then reads the C++ trace
+arrays once and hands them to :func:`tcprepro.store.make_run_dataset`.
+
+Python is never called per packet: applications, trace sinks and the sampler
+are C++.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from tcprepro import provenance
+from tcprepro.errors import ConfigError
+from tcprepro.ns3 import build
+from tcprepro.scenario import Scenario, TcpSettings, VariantConfig
+from tcprepro.store import RawTraces, make_run_dataset
+from tcprepro.topology import NetworkPlan, PlannedDirection, build_plan
+from tcprepro.variants import get_qdisc, get_variant
+
+__all__ = ["BACKEND", "L2_OVERHEAD_BYTES", "check_scenario", "run_scenario"]
+
+BACKEND = "ns3"
+#: ns-3's point-to-point devices add a 2-byte PPP header to each IP packet
+L2_OVERHEAD_BYTES = 2
+
+FLOW_SERIES = (
+    "rx_bytes",
+    "cwnd_bytes",
+    "rtt_sum_s",
+    "rtt_count",
+    "tx_data_pkts",
+    "retx_pkts",
+    "lost_data_pkts",
+    "lost_ack_pkts",
+)
+LINK_SERIES = ("queue_pkts", "queue_bytes", "drops_pkts", "tx_bytes")
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _attributes(pairs: Mapping[str, object] | tuple[tuple[str, object], ...]) -> str:
+    items = pairs.items() if isinstance(pairs, Mapping) else pairs
+    return "|".join(f"{name}={_text(value)}" for name, value in items)
+
+
+def variant_attributes(variant: VariantConfig) -> tuple[str, str]:
+    """ns-3 (TypeId, attribute string) of a congestion-control config."""
+    registered = get_variant(variant.name)
+    return registered.ns3_type, _attributes({**registered.ns3_defaults, **variant.params})
+
+
+#: packets the point-to-point device holds below the queue disc (while it sends another)
+DEVICE_QUEUE_PKTS = 1
+
+
+def qdisc_attributes(direction: PlannedDirection) -> tuple[str, str]:
+    """ns-3 (TypeId, attribute string) of a link direction's queue disc.
+
+    ``buffer_pkts`` counts every packet waiting at the egress: the queue disc
+    gets ``buffer_pkts - 1`` and the device's own one-packet queue the last
+    slot, so at most ``buffer_pkts`` packets wait while one is on the wire.
+    """
+    qdisc = get_qdisc(direction.qdisc)
+    limit = max(1, direction.buffer_pkts - DEVICE_QUEUE_PKTS)
+    params = {qdisc.ns3_limit_attribute: f"{limit}p", **dict(direction.qdisc_params)}
+    return qdisc.ns3_type, _attributes(params)
+
+
+def tcp_defaults(tcp: TcpSettings) -> dict[str, str]:
+    """ns-3 attribute defaults implementing the scenario's TCP settings."""
+    recovery = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicRecovery"}[tcp.recovery]
+    return {
+        "ns3::TcpSocket::SegmentSize": str(tcp.mss),
+        "ns3::TcpSocket::DelAckCount": str(tcp.delayed_ack_count),
+        "ns3::TcpSocket::InitialCwnd": str(tcp.initial_cwnd_pkts),
+        "ns3::TcpSocket::SndBufSize": str(tcp.send_buffer),
+        "ns3::TcpSocket::RcvBufSize": str(tcp.recv_buffer),
+        "ns3::TcpSocketBase::Sack": _text(tcp.sack),
+        "ns3::TcpSocketBase::Timestamp": _text(tcp.timestamps),
+        "ns3::TcpSocketBase::WindowScaling": _text(tcp.window_scaling),
+        "ns3::TcpSocketBase::MinRto": f"{tcp.min_rto!r}s",
+        "ns3::TcpL4Protocol::RecoveryType": recovery,
+    }
+
+
+def check_scenario(scenario: Scenario) -> None:
+    """Check every ns-3 type and attribute the scenario uses, before anything runs.
+
+    Raises
+    ------
+    ConfigError
+        Naming the scenario field whose variant or queue parameters ns-3 rejects.
+    """
+    lib = build.load()
+    for name, flow in scenario.flows.items():
+        error = lib.CheckAttributes(*variant_attributes(flow.variant))
+        if error:
+            raise ConfigError(f"flows.{name}.variant.params: {error}")
+    plan = build_plan(scenario, 0)
+    for link in plan.links:
+        for direction in (link.a_to_b, link.b_to_a):
+            error = lib.CheckAttributes(*qdisc_attributes(direction))
+            if error:
+                where = direction.trace_name or f"{link.a}-{link.b}"
+                raise ConfigError(f"topology ({where}) qdisc_params: {error}")
+
+
+def goodput_capacity_bps(rate_bps: float, tcp: TcpSettings, l2_overhead: int) -> float:
+    """Highest TCP goodput of a link: rate x MSS / (MSS + TCP/IP headers + L2 header)."""
+    headers = 40 + (12 if tcp.timestamps else 0) + l2_overhead
+    return rate_bps * tcp.mss / (tcp.mss + headers)
+
+
+def _direction_spec(lib: Any, direction: PlannedDirection) -> Any:
+    spec = lib.DirectionSpec()
+    spec.rate_bps = direction.rate_bps
+    spec.delay_s = direction.delay_s
+    spec.qdisc_type, spec.qdisc_attributes = qdisc_attributes(direction)
+    spec.device_queue_pkts = DEVICE_QUEUE_PKTS
+    spec.trace_name = direction.trace_name or ""
+    return spec
+
+
+def _as_array(vector: Any) -> np.ndarray:
+    size = int(vector.size())
+    if size == 0:
+        return np.empty(0)
+    return np.frombuffer(vector.data(), dtype=np.float64, count=size).copy()
+
+
+@contextlib.contextmanager
+def _simulation(lib: Any, seed: int, run: int) -> Iterator[Any]:
+    sim = lib.Simulation(seed, run)
+    try:
+        yield sim
+    finally:
+        sim.__destruct__()  # Simulator::Destroy(): the next run starts clean
+
+
+def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> None:
+    for path, value in tcp_defaults(scenario.tcp).items():
+        sim.SetDefault(path, value)
+    index = {name: sim.AddNode(name) for name in plan.nodes}
+    for link in plan.links:
+        sim.AddLink(
+            index[link.a],
+            index[link.b],
+            _direction_spec(lib, link.a_to_b),
+            _direction_spec(lib, link.b_to_a),
+        )
+    for flow in plan.flows:
+        spec = lib.FlowSpec()
+        spec.name = flow.name
+        spec.src = index[flow.src]
+        spec.dst = index[flow.dst]
+        spec.cc_type, spec.cc_attributes = variant_attributes(flow.variant)
+        spec.socket_attributes = ""
+        spec.start_s = flow.start_s
+        spec.bytes = flow.size_bytes
+        spec.pacing = flow.pacing
+        sim.AddFlow(spec)
+    sim.Build(scenario.trace.interval)
+
+
+def _advance(sim: Any, duration_s: float, label: str, progress: bool) -> None:
+    chunk = max(duration_s / 200.0, 0.5)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        interactive = sys.stderr.isatty()
+        bar = tqdm(
+            total=round(duration_s, 3),
+            desc=label,
+            unit="sim-s",
+            mininterval=0.5 if interactive else 15.0,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} sim-s "
+            "[{elapsed}<{remaining}]",
+            file=sys.stderr,
+        )
+    now = 0.0
+    try:
+        while now < duration_s:
+            target = min(duration_s, now + chunk)
+            sim.RunUntil(target)
+            if bar is not None:
+                bar.update(round(target - now, 3))
+            now = target
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def run_scenario(
+    scenario: Scenario,
+    rep: int = 0,
+    *,
+    progress: bool = False,
+    extra_attrs: Mapping[str, Any] | None = None,
+) -> xr.Dataset:
+    """Simulate repetition ``rep`` of ``scenario`` in ns-3 and return its dataset.
+
+    Parameters
+    ----------
+    scenario
+        A validated scenario.
+    rep
+        Repetition index, ``0 <= rep < scenario.repetitions``; it selects the
+        ns-3 RNG run number (``rep + 1``) and the random start times.
+    progress
+        Show a progress bar on stderr.
+    extra_attrs
+        Attributes added to the dataset (e.g. the figure and sweep values).
+    """
+    scenario.check_rep(rep)
+    check_scenario(scenario)
+    lib = build.load()
+    plan = build_plan(scenario, rep)
+    started = time.perf_counter()
+    with _simulation(lib, scenario.seed, rep + 1) as sim:
+        _instantiate(lib, sim, scenario, plan)
+        _advance(sim, scenario.duration, f"{scenario.id} rep {rep}", progress)
+        wall_s = time.perf_counter() - started
+        flow_names = [str(n) for n in sim.FlowNames()]
+        link_names = [str(n) for n in sim.LinkNames()]
+        raw = RawTraces(
+            times_s=_as_array(sim.SampleTimes()),
+            flow_names=flow_names,
+            link_names=link_names,
+            flow_series={var: _as_array(sim.FlowSeries(var)) for var in FLOW_SERIES},
+            link_series={var: _as_array(sim.LinkSeries(var)) for var in LINK_SERIES},
+            flow_info={
+                "flow_variant": [f.variant.name for f in plan.flows],
+                "flow_cc_type": [str(name) for name in sim.FlowCongestionTypes()],
+                "flow_src": [f.src for f in plan.flows],
+                "flow_dst": [f.dst for f in plan.flows],
+                "flow_label": [f.label for f in plan.flows],
+                "flow_link": [f.bottleneck for f in plan.flows],
+                "flow_start_s": [f.start_s for f in plan.flows],
+                "flow_connected_s": _as_array(sim.FlowScalars("connected_s")),
+                "flow_end_s": _as_array(sim.FlowScalars("end_s")),
+                "flow_size_bytes": [f.size_bytes for f in plan.flows],
+                "flow_rx_bytes": _as_array(sim.FlowScalars("rx_bytes")),
+            },
+            link_info={},
+            attrs={},
+        )
+        queue_max = _as_array(sim.LinkScalars("queue_max_pkts"))
+        events = int(sim.EventCount())
+    traced = plan.traced
+    directions = [traced[name] for name in link_names]
+    raw.link_info = {
+        "link_rate_bps": [d.rate_bps for d in directions],
+        "link_delay_s": [d.delay_s for d in directions],
+        "link_buffer_pkts": [d.buffer_pkts for d in directions],
+        "link_qdisc": [d.qdisc for d in directions],
+        "link_queue_max_pkts": queue_max,
+        "link_goodput_capacity_bps": [
+            goodput_capacity_bps(d.rate_bps, scenario.tcp, L2_OVERHEAD_BYTES) for d in directions
+        ],
+    }
+    versions = provenance.software_versions()
+    raw.attrs = {
+        "scenario_id": scenario.id,
+        "study": scenario.study or "",
+        "config": scenario.to_json(),
+        "seed": scenario.seed,
+        "rep": rep,
+        "backend": BACKEND,
+        "cache_key": scenario.cache_key(rep, BACKEND, versions),
+        "interval_s": scenario.trace.interval,
+        "warmup_s": scenario.warmup,
+        "duration_s": scenario.duration,
+        "l2_overhead_bytes": L2_OVERHEAD_BYTES,
+        "wall_time_s": round(wall_s, 3),
+        "ns3_events": events,
+        **provenance.static_provenance(),
+        **dict(extra_attrs or {}),
+    }
+    return make_run_dataset(raw)

@@ -1,0 +1,878 @@
+// Implementation of tcprepro::Simulation: topology builder, TCP flow
+// applications and C++ trace sinks that record into plain arrays.
+//
+// Who does what:
+//  - FlowSender  opens one TCP socket with its own congestion control, keeps
+//                its send buffer full (bulk) or writes `bytes` then closes;
+//  - FlowSink    (one per receiving node) accepts connections, counts bytes
+//                per flow and stamps the completion time of sized flows;
+//  - Impl        owns the nodes, the traced link directions, the per-flow
+//                state, and the periodic sampler that appends one row per
+//                sample interval to the result arrays.
+//
+// SPDX-License-Identifier: GPL-2.0-only
+
+#include "tcprepro.h"
+
+#include "asymmetric-channel.h"
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace tcprepro
+{
+
+using namespace ns3;
+
+namespace
+{
+
+constexpr uint16_t kSinkPort = 9;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+bool g_simulationActive = false;
+
+std::vector<std::pair<std::string, std::string>>
+ParseAttributes(const std::string& attributes)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    std::stringstream ss(attributes);
+    std::string item;
+    while (std::getline(ss, item, '|'))
+    {
+        if (item.empty())
+        {
+            continue;
+        }
+        auto eq = item.find('=');
+        if (eq == std::string::npos || eq == 0)
+        {
+            throw std::invalid_argument("malformed attribute '" + item + "' (expected Name=Value)");
+        }
+        out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+    return out;
+}
+
+ObjectFactory
+MakeFactory(const std::string& type, const std::string& attributes)
+{
+    std::string error = CheckAttributes(type, attributes);
+    if (!error.empty())
+    {
+        throw std::invalid_argument(error);
+    }
+    ObjectFactory factory;
+    factory.SetTypeId(type);
+    for (const auto& [name, value] : ParseAttributes(attributes))
+    {
+        factory.Set(name, StringValue(value));
+    }
+    return factory;
+}
+
+} // namespace
+
+std::string
+CheckAttributes(const std::string& type, const std::string& attributes)
+{
+    TypeId tid;
+    if (!TypeId::LookupByNameFailSafe(type, &tid))
+    {
+        return "unknown ns-3 type '" + type + "'";
+    }
+    std::vector<std::pair<std::string, std::string>> parsed;
+    try
+    {
+        parsed = ParseAttributes(attributes);
+    }
+    catch (const std::invalid_argument& e)
+    {
+        return e.what();
+    }
+    for (const auto& [name, value] : parsed)
+    {
+        TypeId::AttributeInformation info;
+        if (!tid.LookupAttributeByName(name, &info))
+        {
+            return type + " has no attribute '" + name + "'";
+        }
+        if (!info.checker->CreateValidValue(StringValue(value)))
+        {
+            return type + "::" + name + ": invalid value '" + value + "'";
+        }
+    }
+    return "";
+}
+
+#ifndef TCPREPRO_NS3_VERSION
+#error "the build must define TCPREPRO_NS3_VERSION (the ns-3 version of the wheel)"
+#endif
+
+std::string
+Ns3Version()
+{
+    return TCPREPRO_NS3_VERSION;
+}
+
+struct Simulation::Impl;
+
+/// Per-flow state shared by the sender, the sink and the sampler.
+struct FlowState
+{
+    FlowSpec spec;
+    uint32_t srcNodeId = 0;
+    Ipv4Address dstAddress;
+    double connectedS = kNaN;
+    double endS = kNaN;
+    uint64_t rxBytes = 0;
+    double cwndBytes = kNaN;
+    double rttSumS = 0;
+    double rttCount = 0;
+    uint64_t txDataPkts = 0;
+    uint64_t retxPkts = 0;
+    uint64_t lostDataPkts = 0;
+    uint64_t lostAckPkts = 0;
+    SequenceNumber32 highestSent{0};
+    bool anySent = false;
+    std::string ccTypeInUse;
+};
+
+/// Sends one flow's data over one TCP socket with a per-socket congestion control.
+class FlowSender : public Application
+{
+  public:
+    FlowSender(Simulation::Impl* sim, int flowId)
+        : m_sim(sim),
+          m_flowId(flowId)
+    {
+    }
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void Fill(Ptr<Socket> socket, uint32_t available);
+    void OnConnected(Ptr<Socket> socket);
+    void OnConnectFailed(Ptr<Socket> socket);
+    void OnCwnd(uint32_t oldValue, uint32_t newValue);
+    void OnRtt(Time oldValue, Time newValue);
+    void OnTx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase> socket);
+
+    Simulation::Impl* m_sim;
+    int m_flowId;
+    Ptr<Socket> m_socket;
+    uint64_t m_remaining = 0;
+    bool m_closed = false;
+};
+
+/// Accepts every connection on one node and attributes bytes to flows.
+class FlowSink : public Application
+{
+  public:
+    explicit FlowSink(Simulation::Impl* sim)
+        : m_sim(sim)
+    {
+    }
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void OnAccept(Ptr<Socket> socket, const Address& from);
+    void OnRecv(Ptr<Socket> socket);
+    void OnPeerClose(Ptr<Socket> socket);
+
+    Simulation::Impl* m_sim;
+    Ptr<Socket> m_listener;
+    std::unordered_map<Socket*, int> m_flowOf;
+    std::vector<Ptr<Socket>> m_accepted;
+};
+
+/// One traced direction of a link.
+struct LinkTrace
+{
+    std::string name;
+    double rateBps = 0;
+    double delayS = 0;
+    Ptr<QueueDisc> qdisc;
+    Ptr<Queue<Packet>> deviceQueue;
+    uint64_t txBytes = 0;
+    uint32_t maxPkts = 0;
+};
+
+struct Simulation::Impl
+{
+    NodeContainer nodes;
+    std::vector<std::string> nodeNames;
+    std::vector<FlowState> flows;
+    std::vector<LinkTrace> links;
+    std::vector<Ptr<FlowSink>> sinks; // index: node index, null when none
+    std::map<std::pair<uint32_t, uint16_t>, int> flowByEndpoint; // (src node id, src port)
+    std::map<uint32_t, uint32_t> nodeOfAddress;                   // IPv4 (host order) -> node id
+    uint32_t subnetCounter = 0;
+    double sampleIntervalS = 0.1;
+    bool built = false;
+
+    std::vector<double> sampleTimes;
+    std::map<std::string, std::vector<double>> flowSeries;
+    std::map<std::string, std::vector<double>> linkSeries;
+
+    void Sample();
+    int FlowOfEndpoint(Ipv4Address address, uint16_t port) const;
+    void OnQdiscDrop(Ptr<const QueueDiscItem> item);
+};
+
+// ----------------------------------------------------------------------------
+// FlowSender
+
+void
+FlowSender::StartApplication()
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    m_remaining = flow.spec.bytes;
+    m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(m_socket);
+    NS_ABORT_MSG_UNLESS(tcp, "the TCP socket factory did not return a TcpSocketBase");
+    for (const auto& [name, value] : ParseAttributes(flow.spec.socket_attributes))
+    {
+        tcp->SetAttribute(name, StringValue(value));
+    }
+    ObjectFactory cc = MakeFactory(flow.spec.cc_type, flow.spec.cc_attributes);
+    tcp->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+    if (flow.spec.pacing)
+    {
+        tcp->SetPacingStatus(true);
+    }
+    PointerValue ccInUse;
+    tcp->GetAttribute("CongestionOps", ccInUse);
+    flow.ccTypeInUse = ccInUse.Get<TcpCongestionOps>()->GetInstanceTypeId().GetName();
+    tcp->Bind();
+    Address local;
+    tcp->GetSockName(local);
+    uint16_t port = InetSocketAddress::ConvertFrom(local).GetPort();
+    m_sim->flowByEndpoint[{GetNode()->GetId(), port}] = m_flowId;
+
+    tcp->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&FlowSender::OnCwnd, this));
+    tcp->TraceConnectWithoutContext("LastRTT", MakeCallback(&FlowSender::OnRtt, this));
+    tcp->TraceConnectWithoutContext("Tx", MakeCallback(&FlowSender::OnTx, this));
+    m_socket->SetConnectCallback(MakeCallback(&FlowSender::OnConnected, this),
+                                 MakeCallback(&FlowSender::OnConnectFailed, this));
+    m_socket->Connect(InetSocketAddress(flow.dstAddress, kSinkPort));
+}
+
+void
+FlowSender::StopApplication()
+{
+    if (m_socket)
+    {
+        m_socket->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+    }
+}
+
+void
+FlowSender::OnConnected(Ptr<Socket> socket)
+{
+    m_sim->flows[m_flowId].connectedS = Simulator::Now().GetSeconds();
+    socket->SetSendCallback(MakeCallback(&FlowSender::Fill, this));
+    Fill(socket, socket->GetTxAvailable());
+}
+
+void
+FlowSender::OnConnectFailed(Ptr<Socket> /*socket*/)
+{
+    NS_FATAL_ERROR("flow " << m_sim->flows[m_flowId].spec.name << " could not connect");
+}
+
+void
+FlowSender::Fill(Ptr<Socket> socket, uint32_t /*available*/)
+{
+    const bool bulk = (m_sim->flows[m_flowId].spec.bytes == 0);
+    while (!m_closed && (bulk || m_remaining > 0))
+    {
+        uint32_t room = socket->GetTxAvailable();
+        if (room == 0)
+        {
+            return;
+        }
+        uint64_t chunk = std::min<uint64_t>(room, 64 * 1024);
+        if (!bulk)
+        {
+            chunk = std::min<uint64_t>(chunk, m_remaining);
+        }
+        int sent = socket->Send(Create<Packet>(static_cast<uint32_t>(chunk)));
+        if (sent <= 0)
+        {
+            return;
+        }
+        if (!bulk)
+        {
+            m_remaining -= static_cast<uint64_t>(sent);
+        }
+    }
+    if (!bulk && m_remaining == 0 && !m_closed)
+    {
+        m_closed = true;
+        socket->Close();
+    }
+}
+
+void
+FlowSender::OnCwnd(uint32_t /*oldValue*/, uint32_t newValue)
+{
+    m_sim->flows[m_flowId].cwndBytes = newValue;
+}
+
+void
+FlowSender::OnRtt(Time /*oldValue*/, Time newValue)
+{
+    if (newValue.IsStrictlyPositive())
+    {
+        FlowState& flow = m_sim->flows[m_flowId];
+        flow.rttSumS += newValue.GetSeconds();
+        flow.rttCount += 1;
+    }
+}
+
+void
+FlowSender::OnTx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase>)
+{
+    uint32_t payload = packet->GetSize();
+    if (payload == 0)
+    {
+        return;
+    }
+    FlowState& flow = m_sim->flows[m_flowId];
+    flow.txDataPkts++;
+    SequenceNumber32 end = header.GetSequenceNumber() + payload;
+    if (flow.anySent && end <= flow.highestSent)
+    {
+        flow.retxPkts++;
+    }
+    else
+    {
+        flow.highestSent = end;
+        flow.anySent = true;
+    }
+}
+
+// ----------------------------------------------------------------------------
+// FlowSink
+
+void
+FlowSink::StartApplication()
+{
+    m_listener = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
+    m_listener->Listen();
+    m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                  MakeCallback(&FlowSink::OnAccept, this));
+}
+
+void
+FlowSink::StopApplication()
+{
+    if (m_listener)
+    {
+        m_listener->Close();
+    }
+}
+
+void
+FlowSink::OnAccept(Ptr<Socket> socket, const Address& from)
+{
+    InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
+    int flowId = m_sim->FlowOfEndpoint(peer.GetIpv4(), peer.GetPort());
+    NS_ABORT_MSG_IF(flowId < 0, "connection from an unknown endpoint " << peer.GetIpv4());
+    m_flowOf[PeekPointer(socket)] = flowId;
+    m_accepted.push_back(socket);
+    socket->SetRecvCallback(MakeCallback(&FlowSink::OnRecv, this));
+    socket->SetCloseCallbacks(MakeCallback(&FlowSink::OnPeerClose, this),
+                              MakeCallback(&FlowSink::OnPeerClose, this));
+}
+
+void
+FlowSink::OnRecv(Ptr<Socket> socket)
+{
+    FlowState& flow = m_sim->flows[m_flowOf.at(PeekPointer(socket))];
+    Ptr<Packet> packet;
+    while ((packet = socket->Recv()))
+    {
+        flow.rxBytes += packet->GetSize();
+    }
+    if (flow.spec.bytes > 0 && flow.rxBytes >= flow.spec.bytes && std::isnan(flow.endS))
+    {
+        flow.endS = Simulator::Now().GetSeconds();
+    }
+}
+
+void
+FlowSink::OnPeerClose(Ptr<Socket> socket)
+{
+    socket->Close();
+}
+
+// ----------------------------------------------------------------------------
+// Impl
+
+int
+Simulation::Impl::FlowOfEndpoint(Ipv4Address address, uint16_t port) const
+{
+    auto node = nodeOfAddress.find(address.Get());
+    if (node == nodeOfAddress.end())
+    {
+        return -1;
+    }
+    auto flow = flowByEndpoint.find({node->second, port});
+    return flow == flowByEndpoint.end() ? -1 : flow->second;
+}
+
+void
+Simulation::Impl::OnQdiscDrop(Ptr<const QueueDiscItem> item)
+{
+    Ptr<const Ipv4QueueDiscItem> ipItem = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (!ipItem || ipItem->GetHeader().GetProtocol() != TcpL4Protocol::PROT_NUMBER)
+    {
+        return;
+    }
+    TcpHeader tcp;
+    Ptr<Packet> copy = item->GetPacket()->Copy();
+    copy->RemoveHeader(tcp);
+    if (copy->GetSize() > 0)
+    {
+        int flowId = FlowOfEndpoint(ipItem->GetHeader().GetSource(), tcp.GetSourcePort());
+        if (flowId >= 0)
+        {
+            flows[flowId].lostDataPkts++;
+        }
+    }
+    else
+    {
+        int flowId = FlowOfEndpoint(ipItem->GetHeader().GetDestination(), tcp.GetDestinationPort());
+        if (flowId >= 0)
+        {
+            flows[flowId].lostAckPkts++;
+        }
+    }
+}
+
+void
+Simulation::Impl::Sample()
+{
+    sampleTimes.push_back(Simulator::Now().GetSeconds());
+    for (FlowState& flow : flows)
+    {
+        flowSeries["rx_bytes"].push_back(static_cast<double>(flow.rxBytes));
+        flowSeries["cwnd_bytes"].push_back(flow.cwndBytes);
+        flowSeries["rtt_sum_s"].push_back(flow.rttSumS);
+        flowSeries["rtt_count"].push_back(flow.rttCount);
+        flowSeries["tx_data_pkts"].push_back(static_cast<double>(flow.txDataPkts));
+        flowSeries["retx_pkts"].push_back(static_cast<double>(flow.retxPkts));
+        flowSeries["lost_data_pkts"].push_back(static_cast<double>(flow.lostDataPkts));
+        flowSeries["lost_ack_pkts"].push_back(static_cast<double>(flow.lostAckPkts));
+    }
+    for (LinkTrace& link : links)
+    {
+        const auto& stats = link.qdisc->GetStats();
+        double drops = stats.nTotalDroppedPackets + link.deviceQueue->GetTotalDroppedPackets();
+        linkSeries["queue_pkts"].push_back(link.qdisc->GetNPackets() +
+                                           link.deviceQueue->GetNPackets());
+        linkSeries["queue_bytes"].push_back(link.qdisc->GetNBytes() +
+                                            link.deviceQueue->GetNBytes());
+        linkSeries["drops_pkts"].push_back(drops);
+        linkSeries["tx_bytes"].push_back(static_cast<double>(link.txBytes));
+    }
+    Simulator::Schedule(Seconds(sampleIntervalS), &Simulation::Impl::Sample, this);
+}
+
+namespace
+{
+
+void
+CountTxBytes(Simulation::Impl* sim, size_t link, Ptr<const Packet> packet)
+{
+    sim->links[link].txBytes += packet->GetSize();
+}
+
+void
+TrackMaxQueue(Simulation::Impl* sim, size_t link, uint32_t /*oldValue*/, uint32_t newValue)
+{
+    LinkTrace& trace = sim->links[link];
+    trace.maxPkts = std::max(trace.maxPkts, newValue + trace.deviceQueue->GetNPackets());
+}
+
+} // namespace
+
+// ----------------------------------------------------------------------------
+// Simulation
+
+Simulation::Simulation(uint32_t seed, uint32_t run)
+    : m_impl(std::make_unique<Impl>())
+{
+    if (g_simulationActive)
+    {
+        throw std::logic_error("only one tcprepro::Simulation may exist at a time");
+    }
+    g_simulationActive = true;
+    Config::Reset();
+    RngSeedManager::SetSeed(seed);
+    RngSeedManager::SetRun(run);
+}
+
+Simulation::~Simulation()
+{
+    m_impl->sinks.clear();
+    m_impl->links.clear();
+    Simulator::Destroy();
+    g_simulationActive = false;
+}
+
+void
+Simulation::SetDefault(const std::string& path, const std::string& value)
+{
+    if (!Config::SetDefaultFailSafe(path, StringValue(value)))
+    {
+        throw std::invalid_argument("cannot set ns-3 default " + path + " = " + value);
+    }
+}
+
+int
+Simulation::AddNode(const std::string& name)
+{
+    Ptr<Node> node = CreateObject<Node>();
+    InternetStackHelper stack;
+    stack.Install(node);
+    m_impl->nodes.Add(node);
+    m_impl->nodeNames.push_back(name);
+    m_impl->sinks.emplace_back(nullptr);
+    return static_cast<int>(m_impl->nodes.GetN()) - 1;
+}
+
+void
+Simulation::AddLink(int nodeA, int nodeB, const DirectionSpec& aToB, const DirectionSpec& bToA)
+{
+    const int n = static_cast<int>(m_impl->nodes.GetN());
+    if (nodeA < 0 || nodeA >= n || nodeB < 0 || nodeB >= n || nodeA == nodeB)
+    {
+        throw std::invalid_argument("AddLink: bad node indices");
+    }
+    for (const DirectionSpec* spec : {&aToB, &bToA})
+    {
+        if (!(spec->rate_bps > 0) || spec->delay_s < 0 || spec->device_queue_pkts == 0)
+        {
+            throw std::invalid_argument("AddLink: rate must be > 0, delay >= 0, device queue >= 1");
+        }
+    }
+    // Validate the queue discs before creating anything.
+    ObjectFactory qdiscAFactory = MakeFactory(aToB.qdisc_type, aToB.qdisc_attributes);
+    ObjectFactory qdiscBFactory = MakeFactory(bToA.qdisc_type, bToA.qdisc_attributes);
+
+    Ptr<Node> a = m_impl->nodes.Get(nodeA);
+    Ptr<Node> b = m_impl->nodes.Get(nodeB);
+    auto channel = CreateObject<AsymmetricPointToPointChannel>();
+    channel->SetAttribute("DelayFromFirst", TimeValue(Seconds(aToB.delay_s)));
+    channel->SetAttribute("DelayFromSecond", TimeValue(Seconds(bToA.delay_s)));
+
+    NetDeviceContainer devices;
+    std::vector<Ptr<Queue<Packet>>> deviceQueues;
+    for (auto [node, spec] : {std::pair{a, &aToB}, std::pair{b, &bToA}})
+    {
+        auto device = CreateObject<PointToPointNetDevice>();
+        device->SetAddress(Mac48Address::Allocate());
+        device->SetDataRate(DataRate(static_cast<uint64_t>(std::llround(spec->rate_bps))));
+        auto queue = CreateObject<DropTailQueue<Packet>>();
+        queue->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, spec->device_queue_pkts));
+        device->SetQueue(queue);
+        // Flow control between the queue disc and the device queue (as
+        // PointToPointHelper does): without it the qdisc would push packets
+        // into a full device queue and lose them.
+        auto queueInterface = CreateObject<NetDeviceQueueInterface>();
+        queueInterface->GetTxQueue(0)->ConnectQueueTraces(queue);
+        device->AggregateObject(queueInterface);
+        node->AddDevice(device);
+        device->Attach(channel);
+        devices.Add(device);
+        deviceQueues.push_back(queue);
+    }
+    std::vector<Ptr<QueueDisc>> qdiscs{qdiscAFactory.Create<QueueDisc>(),
+                                       qdiscBFactory.Create<QueueDisc>()};
+    for (int i = 0; i < 2; ++i)
+    {
+        Ptr<NetDevice> device = devices.Get(i);
+        device->GetNode()->GetObject<TrafficControlLayer>()->SetRootQueueDiscOnDevice(device,
+                                                                                      qdiscs[i]);
+    }
+
+    Ipv4AddressHelper addresses;
+    uint32_t subnet = m_impl->subnetCounter++;
+    std::ostringstream base;
+    base << "10." << ((subnet >> 14) & 0xff) << "." << ((subnet >> 6) & 0xff) << "."
+         << ((subnet & 0x3f) << 2);
+    addresses.SetBase(Ipv4Address(base.str().c_str()), "255.255.255.252");
+    Ipv4InterfaceContainer interfaces = addresses.Assign(devices);
+    m_impl->nodeOfAddress[interfaces.GetAddress(0).Get()] = a->GetId();
+    m_impl->nodeOfAddress[interfaces.GetAddress(1).Get()] = b->GetId();
+
+    const DirectionSpec* specs[2] = {&aToB, &bToA};
+    for (int i = 0; i < 2; ++i)
+    {
+        if (specs[i]->trace_name.empty())
+        {
+            continue;
+        }
+        m_impl->links.push_back(LinkTrace{specs[i]->trace_name,
+                                          specs[i]->rate_bps,
+                                          specs[i]->delay_s,
+                                          qdiscs[i],
+                                          deviceQueues[i]});
+        size_t index = m_impl->links.size() - 1;
+        Impl* impl = m_impl.get();
+        devices.Get(i)->TraceConnectWithoutContext("PhyTxEnd",
+                                                   MakeBoundCallback(&CountTxBytes, impl, index));
+        qdiscs[i]->TraceConnectWithoutContext("PacketsInQueue",
+                                              MakeBoundCallback(&TrackMaxQueue, impl, index));
+        qdiscs[i]->TraceConnectWithoutContext("Drop",
+                                              MakeCallback(&Impl::OnQdiscDrop, impl));
+    }
+}
+
+int
+Simulation::AddFlow(const FlowSpec& spec)
+{
+    const int n = static_cast<int>(m_impl->nodes.GetN());
+    if (spec.src < 0 || spec.src >= n || spec.dst < 0 || spec.dst >= n || spec.src == spec.dst)
+    {
+        throw std::invalid_argument("AddFlow " + spec.name + ": bad node indices");
+    }
+    if (spec.start_s < 0)
+    {
+        throw std::invalid_argument("AddFlow " + spec.name + ": negative start time");
+    }
+    std::string error = CheckAttributes(spec.cc_type, spec.cc_attributes);
+    if (error.empty())
+    {
+        error = CheckAttributes("ns3::TcpSocketBase", spec.socket_attributes);
+    }
+    if (!error.empty())
+    {
+        throw std::invalid_argument("flow " + spec.name + ": " + error);
+    }
+    TypeId ccType = TypeId::LookupByName(spec.cc_type);
+    if (!ccType.IsChildOf(TcpCongestionOps::GetTypeId()))
+    {
+        throw std::invalid_argument("flow " + spec.name + ": " + spec.cc_type +
+                                    " is not a TcpCongestionOps");
+    }
+    FlowState state;
+    state.spec = spec;
+    m_impl->flows.push_back(state);
+    return static_cast<int>(m_impl->flows.size()) - 1;
+}
+
+void
+Simulation::Build(double sampleIntervalS)
+{
+    if (m_impl->built)
+    {
+        throw std::logic_error("Build() called twice");
+    }
+    if (!(sampleIntervalS > 0))
+    {
+        throw std::invalid_argument("sample interval must be > 0");
+    }
+    m_impl->built = true;
+    m_impl->sampleIntervalS = sampleIntervalS;
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    for (size_t i = 0; i < m_impl->flows.size(); ++i)
+    {
+        FlowState& flow = m_impl->flows[i];
+        Ptr<Node> src = m_impl->nodes.Get(flow.spec.src);
+        Ptr<Node> dst = m_impl->nodes.Get(flow.spec.dst);
+        flow.srcNodeId = src->GetId();
+        Ptr<Ipv4> ipv4 = dst->GetObject<Ipv4>();
+        if (ipv4->GetNInterfaces() < 2)
+        {
+            throw std::invalid_argument("flow " + flow.spec.name + ": destination has no link");
+        }
+        flow.dstAddress = ipv4->GetAddress(1, 0).GetLocal();
+        if (!m_impl->sinks[flow.spec.dst])
+        {
+            auto sink = CreateObject<FlowSink>(m_impl.get());
+            dst->AddApplication(sink);
+            sink->SetStartTime(Seconds(0));
+            m_impl->sinks[flow.spec.dst] = sink;
+        }
+        auto sender = CreateObject<FlowSender>(m_impl.get(), static_cast<int>(i));
+        src->AddApplication(sender);
+        sender->SetStartTime(Seconds(flow.spec.start_s));
+    }
+    Simulator::Schedule(Seconds(sampleIntervalS), &Simulation::Impl::Sample, m_impl.get());
+}
+
+void
+Simulation::RunUntil(double tS)
+{
+    if (!m_impl->built)
+    {
+        throw std::logic_error("RunUntil() before Build()");
+    }
+    Time until = Seconds(tS);
+    if (until <= Simulator::Now())
+    {
+        return;
+    }
+    Simulator::Stop(until - Simulator::Now());
+    Simulator::Run();
+}
+
+double
+Simulation::Now() const
+{
+    return Simulator::Now().GetSeconds();
+}
+
+std::vector<double>
+Simulation::SampleTimes() const
+{
+    return m_impl->sampleTimes;
+}
+
+std::vector<std::string>
+Simulation::FlowNames() const
+{
+    std::vector<std::string> names;
+    for (const auto& flow : m_impl->flows)
+    {
+        names.push_back(flow.spec.name);
+    }
+    return names;
+}
+
+std::vector<std::string>
+Simulation::LinkNames() const
+{
+    std::vector<std::string> names;
+    for (const auto& link : m_impl->links)
+    {
+        names.push_back(link.name);
+    }
+    return names;
+}
+
+std::vector<double>
+Simulation::FlowSeries(const std::string& var) const
+{
+    auto it = m_impl->flowSeries.find(var);
+    if (it == m_impl->flowSeries.end())
+    {
+        if (m_impl->sampleTimes.empty() || m_impl->flows.empty())
+        {
+            return {};
+        }
+        throw std::invalid_argument("unknown flow series '" + var + "'");
+    }
+    return it->second;
+}
+
+std::vector<double>
+Simulation::LinkSeries(const std::string& var) const
+{
+    auto it = m_impl->linkSeries.find(var);
+    if (it == m_impl->linkSeries.end())
+    {
+        if (m_impl->sampleTimes.empty() || m_impl->links.empty())
+        {
+            return {};
+        }
+        throw std::invalid_argument("unknown link series '" + var + "'");
+    }
+    return it->second;
+}
+
+std::vector<double>
+Simulation::FlowScalars(const std::string& var) const
+{
+    std::vector<double> out;
+    for (const auto& flow : m_impl->flows)
+    {
+        if (var == "start_s")
+        {
+            out.push_back(flow.spec.start_s);
+        }
+        else if (var == "connected_s")
+        {
+            out.push_back(flow.connectedS);
+        }
+        else if (var == "end_s")
+        {
+            out.push_back(flow.endS);
+        }
+        else if (var == "bytes")
+        {
+            out.push_back(static_cast<double>(flow.spec.bytes));
+        }
+        else if (var == "rx_bytes")
+        {
+            out.push_back(static_cast<double>(flow.rxBytes));
+        }
+        else
+        {
+            throw std::invalid_argument("unknown flow scalar '" + var + "'");
+        }
+    }
+    return out;
+}
+
+std::vector<std::string>
+Simulation::FlowCongestionTypes() const
+{
+    std::vector<std::string> names;
+    for (const auto& flow : m_impl->flows)
+    {
+        names.push_back(flow.ccTypeInUse);
+    }
+    return names;
+}
+
+std::vector<double>
+Simulation::LinkScalars(const std::string& var) const
+{
+    std::vector<double> out;
+    for (const auto& link : m_impl->links)
+    {
+        if (var == "queue_max_pkts")
+        {
+            out.push_back(link.maxPkts);
+        }
+        else if (var == "rate_bps")
+        {
+            out.push_back(link.rateBps);
+        }
+        else if (var == "delay_s")
+        {
+            out.push_back(link.delayS);
+        }
+        else
+        {
+            throw std::invalid_argument("unknown link scalar '" + var + "'");
+        }
+    }
+    return out;
+}
+
+uint64_t
+Simulation::EventCount() const
+{
+    return Simulator::GetEventCount();
+}
+
+} // namespace tcprepro

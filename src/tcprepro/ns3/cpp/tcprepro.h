@@ -1,0 +1,107 @@
+// tcprepro.h -- the C++ interface the Python backend calls through cppyy.
+//
+// This header deliberately includes no ns-3 header: cppyy parses it in a few
+// milliseconds, so a process that only runs tcprepro simulations never pays the
+// 10-20 s that `from ns import ns` spends parsing every ns-3 module header.
+// The implementation (simulation.cc and the model sources next to it) is
+// compiled once per environment against the headers and libraries of the
+// PyPI `ns3` wheel, and loaded as a shared library.
+//
+// Python describes a scenario by calling the builder methods below; C++ owns
+// every per-packet action (applications, trace sinks, samplers) and stores the
+// traces in plain arrays that Python reads once, after the run.
+//
+// SPDX-License-Identifier: GPL-2.0-only
+
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tcprepro
+{
+
+/// One direction of a full-duplex point-to-point link.
+struct DirectionSpec
+{
+    double rate_bps = 0;             ///< transmission rate of the sending device
+    double delay_s = 0;              ///< one-way propagation delay of this direction
+    std::string qdisc_type;          ///< ns-3 TypeId of the root queue disc
+    std::string qdisc_attributes;    ///< "Name=Value|Name=Value" set on the queue disc
+    uint32_t device_queue_pkts = 1;  ///< packets the device itself may hold (below the qdisc)
+    std::string trace_name;          ///< non-empty: sample queue, drops and tx bytes under this name
+};
+
+/// One TCP flow (bulk or sized transfer) from src to dst.
+struct FlowSpec
+{
+    std::string name;
+    int src = -1;                    ///< node index returned by AddNode
+    int dst = -1;
+    std::string cc_type;             ///< ns-3 TypeId of the congestion control
+    std::string cc_attributes;       ///< "Name=Value|..." set on the congestion control object
+    std::string socket_attributes;   ///< "Name=Value|..." set on the sending socket
+    double start_s = 0;
+    uint64_t bytes = 0;              ///< 0: bulk (unlimited) flow
+    bool pacing = false;             ///< enable ns-3 TCP pacing on the sending socket
+};
+
+/// Validate a TypeId name and an attribute string without creating anything
+/// that could abort the process. Returns "" when valid, else a message.
+std::string CheckAttributes(const std::string& type_id, const std::string& attributes);
+
+/// The ns-3 version string of the libraries this library was built against.
+std::string Ns3Version();
+
+/// A single ns-3 simulation. Only one may exist at a time (ns-3's simulator
+/// is a process-wide singleton); the destructor calls Simulator::Destroy(), so
+/// a process can run many simulations one after the other.
+class Simulation
+{
+  public:
+    Simulation(uint32_t seed, uint32_t run);
+    ~Simulation();
+    Simulation(const Simulation&) = delete;
+    Simulation& operator=(const Simulation&) = delete;
+
+    /// Config::SetDefault, checked: throws std::invalid_argument on a bad value.
+    void SetDefault(const std::string& path, const std::string& value);
+    int AddNode(const std::string& name);
+    /// A full-duplex link with independent rate, delay and queue per direction.
+    void AddLink(int node_a, int node_b, const DirectionSpec& a_to_b, const DirectionSpec& b_to_a);
+    int AddFlow(const FlowSpec& flow);
+    /// Populate routing, install sinks and the sampler. Call once, before RunUntil.
+    void Build(double sample_interval_s);
+    /// Advance the simulation up to time t_s (can be called repeatedly).
+    void RunUntil(double t_s);
+    double Now() const;
+
+    // ---- results (valid after RunUntil) ----
+    std::vector<double> SampleTimes() const;
+    std::vector<std::string> FlowNames() const;
+    std::vector<std::string> LinkNames() const;
+    /// Row-major [sample][flow] series: rx_bytes, cwnd_bytes, rtt_sum_s, rtt_count,
+    /// tx_data_pkts, retx_pkts, lost_data_pkts, lost_ack_pkts (counters are cumulative).
+    std::vector<double> FlowSeries(const std::string& var) const;
+    /// Row-major [sample][link] series: queue_pkts, queue_bytes, drops_pkts, tx_bytes
+    /// (drops and tx bytes cumulative).
+    std::vector<double> LinkSeries(const std::string& var) const;
+    /// Per-flow scalars: start_s, connected_s, end_s (NaN while running), bytes, rx_bytes.
+    std::vector<double> FlowScalars(const std::string& var) const;
+    /// TypeId name of the congestion control each flow's socket actually uses
+    /// ("" before the flow started).
+    std::vector<std::string> FlowCongestionTypes() const;
+    /// Per-link scalars: queue_max_pkts, rate_bps, delay_s.
+    std::vector<double> LinkScalars(const std::string& var) const;
+    /// Wall-clock-free counters of the event loop: number of events executed.
+    uint64_t EventCount() const;
+
+    struct Impl; ///< opaque implementation (simulation.cc)
+
+  private:
+    std::unique_ptr<Impl> m_impl;
+};
+
+} // namespace tcprepro

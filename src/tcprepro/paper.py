@@ -1,0 +1,223 @@
+r"""Generated LaTeX inputs of the reproduction paper (``paper/generated/``).
+
+This module owns every piece of the paper that depends on results or
+configuration, so that ``paper/tcprepro.tex`` holds only prose and
+``\\input`` commands: the body (one section per study with its figures and
+claims table), the parameters table, the deviations table (from the ``notes``
+of each scenario file), the provenance table (from the combined datasets)
+and ``numbers.tex`` (macros for every number quoted in the prose).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import xarray as xr
+
+from tcprepro.claims import _tex_escape as tex
+from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
+from tcprepro.sweep import WorkflowConfig
+from tcprepro.units import format_rate
+
+__all__ = ["write_paper_inputs"]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _direction(cfg: LinkDirection) -> str:
+    return f"{format_rate(cfg.rate)}, {cfg.delay * 1000:g} ms, {cfg.buffer_pkts} pkts {cfg.qdisc}"
+
+
+def _topology_rows(scenario: Scenario) -> list[tuple[str, str]]:
+    topo = scenario.topology
+    if isinstance(topo, AccessTopology):
+        return [
+            ("downlink", _direction(topo.downlink)),
+            ("uplink", _direction(topo.uplink)),
+            ("server link", _direction(topo.server_link)),
+        ]
+    assert isinstance(topo, DumbbellTopology)
+    rows = [("bottleneck", _direction(topo.bottleneck))]
+    for group in topo.senders:
+        rows.append(
+            (
+                f"senders {group.name}",
+                f"{format_rate(group.rate)}, {group.delay * 1000:g} ms x{group.count or 1}",
+            )
+        )
+    return rows
+
+
+def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
+    lines = [
+        r"\begin{longtable}{@{}P{0.08\linewidth}P{0.25\linewidth}P{0.6\linewidth}@{}}",
+        r"\caption{Parameters of every figure, as run in this build (tier \texttt{"
+        + tex(tier)
+        + r"}).}\label{tab:parameters}\\",
+        r"\toprule Figure & Parameter & Value \\ \midrule",
+        r"\endhead",
+    ]
+    for figure in figures:
+        runs = config.runs(figure, tier)
+        if not runs:
+            continue
+        scenario = runs[0].scenario()
+        rows = _topology_rows(scenario)
+        for dim, values in config.sweep_values(figure, tier).items():
+            rows.append((f"sweep {dim}", ", ".join(map(str, values))))
+        tcp = scenario.tcp
+        rows += [
+            ("duration / warm-up", f"{scenario.duration:g} s / {scenario.warmup:g} s"),
+            ("repetitions / seed", f"{scenario.repetitions} / {scenario.seed}"),
+            (
+                "TCP",
+                f"MSS {tcp.mss} B, SACK {tcp.sack}, timestamps {tcp.timestamps}, delayed ACK "
+                f"{tcp.delayed_ack_count}, IW {tcp.initial_cwnd_pkts}, buffers "
+                f"{tcp.send_buffer // 1024} KiB, recovery {tcp.recovery}, min RTO "
+                f"{tcp.min_rto:g} s",
+            ),
+            ("sampling", f"every {scenario.trace.interval * 1000:g} ms"),
+        ]
+        for i, (name, value) in enumerate(rows):
+            lines.append(rf"{tex(figure) if i == 0 else ''} & {tex(name)} & {tex(value)} \\")
+        lines.append(r"\midrule")
+    lines[-1] = r"\bottomrule"
+    lines.append(r"\end{longtable}")
+    return "\n".join(lines) + "\n"
+
+
+def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
+    lines = [
+        r"\begin{longtable}{@{}P{0.1\linewidth}P{0.16\linewidth}P{0.17\linewidth}"
+        r"P{0.2\linewidth}P{0.27\linewidth}@{}}",
+        r"\caption{Parameters the papers leave open (choice) and deliberate departures "
+        r"from them (deviation), from the \texttt{notes} of each scenario file.}"
+        r"\label{tab:deviations}\\",
+        r"\toprule Figures & Field & Our value & Paper & Reason \\ \midrule",
+        r"\endhead",
+    ]
+    seen: dict[tuple[str, str, str], list[str]] = {}
+    notes = {}
+    for figure in figures:
+        runs = config.runs(figure, tier)
+        if not runs:
+            continue
+        for note in runs[0].scenario().notes:
+            key = (note.kind, note.field, str(note.value))
+            seen.setdefault(key, []).append(figure)
+            notes[key] = note
+    for key, figs in seen.items():
+        note = notes[key]
+        lines.append(
+            rf"{tex(', '.join(figs))} & {tex(note.field)} ({note.kind}) & "
+            rf"{tex(str(note.value))} & {tex(note.paper)} & {tex(note.reason)} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    return "\n".join(lines) + "\n"
+
+
+def _provenance(combined: Mapping[str, xr.Dataset]) -> str:
+    lines = [
+        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.06\linewidth}P{0.1\linewidth}"
+        r"P{0.1\linewidth}P{0.28\linewidth}P{0.3\linewidth}@{}}",
+        r"\caption{Provenance of every figure's combined dataset.}\label{tab:provenance}\\",
+        r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates \\ \midrule",
+        r"\endhead",
+    ]
+    for figure, ds in combined.items():
+        commits = sorted({str(c)[:10] for c in ds["run_git_commit"].values.ravel() if c})
+        dirty = any(str(v) == "1" for v in ds["run_git_dirty"].values.ravel())
+        kernels = sorted({str(k) for k in ds["run_kernel"].values.ravel() if k})
+        created = sorted(str(c) for c in ds["run_created"].values.ravel() if c)
+        code = ", ".join(commits) + (" (dirty tree)" if dirty else "")
+        dates = f"{', '.join(kernels)}; {created[0][:10]} to {created[-1][:10]}" if created else ""
+        lines.append(
+            rf"{tex(figure)} & {ds.attrs.get('n_runs', '')} & "
+            rf"{tex(str(ds.attrs.get('tcprepro_version', '')))} & "
+            rf"{tex(str(ds.attrs.get('ns3_version', '')))} & {tex(code)} & {tex(dates)} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    return "\n".join(lines) + "\n"
+
+
+def _body(config: WorkflowConfig, figures: list[str], figure_dir: str, claims_dir: str) -> str:
+    out = []
+    for study in config.studies():
+        study_figures = [f for f in config.figures_of(study) if f in figures]
+        if not study_figures:
+            continue
+        title = config.data["studies"][study]["title"]
+        out.append(rf"\section{{Study {tex(study)}: {tex(title)}}}")
+        for figure in study_figures:
+            caption = config.figure(figure)["caption"]
+            out += [
+                r"\begin{figure}[!htbp]",
+                r"\centering",
+                rf"\includegraphics[width=\linewidth]{{{figure_dir}/{figure}.pdf}}",
+                rf"\caption{{\textbf{{{tex(figure)}.}} {caption}}}",
+                rf"\label{{fig:{figure}}}",
+                r"\end{figure}",
+            ]
+        out.append(rf"\input{{{claims_dir}/claims_{study}.tex}}")
+        out.append(r"\clearpage")
+    return "\n".join(out) + "\n"
+
+
+def write_paper_inputs(
+    config: WorkflowConfig,
+    tier: str,
+    combined_paths: Mapping[str, str | Path],
+    out_dir: str | Path,
+    figure_dir: str = "figures",
+    claims_dir: str = "generated",
+) -> list[Path]:
+    """Write body, parameters, deviations, provenance and numbers into ``out_dir``.
+
+    Parameters
+    ----------
+    combined_paths
+        Combined dataset of each figure included in this build, by figure id.
+    figure_dir, claims_dir
+        Folders, relative to the paper source, holding the figure PDFs and the
+        claims tables.
+    """
+    from tcprepro.store import open_dataset
+
+    out = Path(out_dir)
+    figures = [f for f in config.figures if f in combined_paths]
+    combined = {f: open_dataset(combined_paths[f]) for f in figures}
+    n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
+    pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
+    sim_seconds = sum(
+        float(ds.attrs.get("duration_s", 0)) * int(ds.attrs.get("n_runs", 0))
+        for ds in combined.values()
+    )
+    numbers = {
+        "tier": tier,
+        "nRuns": str(n_runs),
+        "nFigures": str(len(figures)),
+        "simHours": f"{sim_seconds / 3600:.1f}",
+        "nPendingCells": str(sum(len(v) for v in pending.values())),
+    }
+    written = []
+    for name, text in {
+        "body.tex": _body(config, figures, figure_dir, claims_dir),
+        "parameters.tex": _parameters(config, tier, figures),
+        "deviations.tex": _deviations(config, tier, figures),
+        "provenance.tex": _provenance(combined),
+        "numbers.tex": "".join(
+            rf"\newcommand{{\repro{k[0].upper() + k[1:]}}}{{{tex(v)}}}" + "\n"
+            for k, v in numbers.items()
+        ),
+    }.items():
+        _write(out / name, text)
+        written.append(out / name)
+    return written

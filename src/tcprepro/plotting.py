@@ -1,0 +1,146 @@
+"""Figures drawn from combined datasets (seaborn + matplotlib).
+
+This module owns the drawing of each catalogue figure from its combined
+dataset. It never runs a simulation and never hard-codes a number: every
+bar, error bar and annotation comes from the dataset passed in. Cells
+without runs (e.g. a variant whose model is pending) are drawn as a visible
+"pending" box.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+import xarray as xr
+from matplotlib.figure import Figure
+
+from tcprepro import metrics
+
+__all__ = ["save_figure", "utilisation_grid"]
+
+_DIRECTION_LABELS = {"up": "Up", "down": "Down"}
+
+
+def _tidy_utilisation(ds: xr.Dataset) -> pd.DataFrame:
+    util = (metrics.utilisation(ds) * 100.0).rename("utilisation_pct")
+    frame = util.to_dataframe().reset_index()
+    frame["direction"] = frame["flow"].map(_DIRECTION_LABELS)
+    return frame.dropna(subset=["utilisation_pct"])
+
+
+def utilisation_grid(
+    ds: xr.Dataset, title: str = "", row_label: str = "Upload", col_label: str = "Download"
+) -> Figure:
+    """Study A's grid: one panel per (upload, download) variant pair with Up/Down bars.
+
+    Bars are means over repetitions with ±1 standard deviation error bars, in
+    percent of each direction's goodput capacity. A side panel shows the mean
+    RTT (ms) of the download and upload flows for each cell.
+    """
+    rows = [str(v) for v in ds["up"].values]
+    cols = [str(v) for v in ds["down"].values]
+    frame = _tidy_utilisation(ds)
+    rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep")
+
+    fig = plt.figure(figsize=(2.0 * len(cols) + 3.8, 1.7 * len(rows) + 1.2), layout="constrained")
+    left, right = fig.subfigures(1, 2, width_ratios=[2.0 * len(cols), 3.6])
+    axes = left.subplots(len(rows), len(cols), sharex=True, sharey=True, squeeze=False)
+    palette = {"Up": "#4c72b0", "Down": "#dd8452"}
+    for i, up in enumerate(rows):
+        for j, down in enumerate(cols):
+            ax = axes[i, j]
+            cell = frame[(frame["up"] == up) & (frame["down"] == down)]
+            if cell.empty:
+                ax.text(
+                    0.5,
+                    0.5,
+                    "pending",
+                    ha="center",
+                    va="center",
+                    color="0.4",
+                    transform=ax.transAxes,
+                    fontsize=10,
+                    style="italic",
+                )
+                ax.set_facecolor("0.93")
+            else:
+                sns.barplot(
+                    data=cell,
+                    x="direction",
+                    y="utilisation_pct",
+                    hue="direction",
+                    order=["Up", "Down"],
+                    palette=palette,
+                    errorbar="sd",
+                    capsize=0.2,
+                    err_kws={"linewidth": 1.0},
+                    ax=ax,
+                    legend=False,
+                )
+            ax.set_ylim(0, 110)
+            ax.set_yticks([0, 40, 80])
+            ax.set_xlabel("")
+            ax.set_ylabel(up if j == 0 else "")
+            if i == 0:
+                ax.set_title(down, fontsize=10)
+    left.supylabel(f"{row_label} variant (rows)  —  utilisation %")
+    left.supxlabel(f"{col_label} variant (columns)")
+    if title:
+        left.suptitle(title, fontsize=11)
+
+    rtt_axes = right.subplots(2, 1)
+    finite = rtt.values[np.isfinite(rtt.values)]
+    rtt_max = float(finite.max()) if finite.size else 1.0
+    for ax, flow in zip(rtt_axes, ["down", "up"], strict=True):
+        values = rtt.sel(flow=flow).to_pandas()
+        values.index.name, values.columns.name = "up", "down"
+        sns.heatmap(
+            values,
+            annot=True,
+            fmt=".0f",
+            cmap="Blues",
+            vmin=0,
+            vmax=rtt_max * 1.3,
+            cbar=False,
+            ax=ax,
+            annot_kws={"fontsize": 8},
+            mask=values.isna(),
+        )
+        ax.set_title(f"mean RTT of the {flow}load flow (ms)", fontsize=9)
+        ax.set_xlabel(col_label, fontsize=8)
+        ax.set_ylabel(row_label, fontsize=8)
+        ax.tick_params(labelsize=7)
+        for y, up in enumerate(values.index):
+            for x, down in enumerate(values.columns):
+                if not np.isfinite(values.loc[up, down]):
+                    ax.text(x + 0.5, y + 0.5, "—", ha="center", va="center", fontsize=8)
+    missing = json.loads(ds.attrs.get("missing_cells", "[]"))
+    if missing:
+        fig.text(
+            0.01,
+            0.005,
+            f"{len(missing)} cell(s) pending: model not built yet",
+            fontsize=7,
+            color="0.4",
+        )
+    return fig
+
+
+def save_figure(fig: Figure, path: str | Path) -> Path:
+    """Save a figure atomically (format from the suffix), creating the folder."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        fig.savefig(tmp, bbox_inches="tight", format=path.suffix.lstrip(".") or "pdf")
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
+    return path

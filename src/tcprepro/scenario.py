@@ -1,0 +1,508 @@
+"""Scenario configuration: the YAML schema, its validation and its resolution.
+
+This module owns what a scenario *is*: a topology (links with rate, one-way
+delay, buffer in packets and queue discipline per direction), TCP flows
+(variant, endpoints, start time or random stagger, bulk or sized), TCP
+settings, duration, warm-up, seed and repetitions. Both backends (ns-3 and
+Mininet) run the same validated :class:`Scenario`.
+
+Loading a file goes: YAML -> optional ``base:`` file merged underneath ->
+``--set key=value`` overrides -> validation. Every error is a
+:class:`~tcprepro.errors.ConfigError` that names the offending field, raised
+before anything runs.
+
+Quantities carry units in the file (``"10Mbps"``, ``"42ms"``, ``"200kB"``) and
+are stored in SI base units (bit/s, s, bytes) once validated.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from tcprepro import units
+from tcprepro.errors import ConfigError
+from tcprepro.variants import canonical_variant, get_qdisc, get_variant
+
+__all__ = [
+    "AccessTopology",
+    "DumbbellTopology",
+    "FlowConfig",
+    "LinkDirection",
+    "Scenario",
+    "VariantConfig",
+    "apply_overrides",
+    "load_scenario",
+    "load_scenario_dict",
+    "parse_override",
+]
+
+# Validated quantities are floats/ints in SI units; they serialise back to text with
+# their unit ("1e+07bps"), so a resolved scenario can be loaded again as it is.
+Rate = Annotated[
+    float,
+    BeforeValidator(units.parse_rate),
+    PlainSerializer(lambda v: f"{v!r}bps", return_type=str),
+]
+Duration = Annotated[
+    float,
+    BeforeValidator(units.parse_duration),
+    PlainSerializer(lambda v: f"{v!r}s", return_type=str),
+]
+Size = Annotated[
+    int, BeforeValidator(units.parse_size), PlainSerializer(lambda v: f"{v}B", return_type=str)
+]
+Scalar = bool | int | float | str
+
+
+class _Strict(BaseModel):
+    """Base model: unknown keys are errors, instances are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class VariantConfig(_Strict):
+    """A congestion control and its parameters (ns-3 attribute names)."""
+
+    name: str
+    params: dict[str, Scalar] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"name": value} if isinstance(value, str) else value
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        canonical = canonical_variant(name)
+        variant = get_variant(canonical)
+        if not variant.available:
+            raise ValueError(f"variant {canonical!r} is not available: {variant.status}")
+        return canonical
+
+
+class LinkDirection(_Strict):
+    """One direction of a link: rate, one-way delay and its queue."""
+
+    rate: Rate = Field(gt=0, description="transmission rate (bit/s), e.g. '10Mbps'")
+    delay: Duration = Field(default=0.0, ge=0, description="one-way propagation delay (s)")
+    buffer_pkts: int = Field(
+        default=1000,
+        ge=2,
+        description="packets that may wait at the egress (not counting the one on the wire)",
+    )
+    qdisc: str = Field(default="fifo", description="queue discipline, see tcprepro.variants")
+    qdisc_params: dict[str, Scalar] = Field(default_factory=dict)
+
+    @field_validator("qdisc")
+    @classmethod
+    def _known_qdisc(cls, name: str) -> str:
+        qdisc = get_qdisc(name)
+        if not qdisc.available:
+            raise ValueError(f"queue discipline {name!r} is not available: {qdisc.status}")
+        return name
+
+
+class AccessTopology(_Strict):
+    """client -- router -- server, with an asymmetric client-router bottleneck (study A).
+
+    Nodes: ``client``, ``router``, ``server``. Traced link directions:
+    ``down`` (router to client) and ``up`` (client to router).
+    """
+
+    kind: Literal["access"]
+    downlink: LinkDirection
+    uplink: LinkDirection
+    server_link: LinkDirection = Field(
+        default_factory=lambda: LinkDirection(rate="1Gbps", delay="0ms", buffer_pkts=1000),
+        description="router <-> server link, same settings both ways",
+    )
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """Names of the hosts flows may use."""
+        return ("client", "server")
+
+
+class SenderLink(_Strict):
+    """Access link(s) of one sender group of a dumbbell."""
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")
+    count: int | None = Field(default=None, ge=1, description="expand into name0..name{count-1}")
+    rate: Rate = Field(default="1Gbps", gt=0, validate_default=True)
+    delay: Duration = Field(default="0ms", ge=0, validate_default=True)
+    buffer_pkts: int = Field(default=1000, ge=2)
+
+    def names(self) -> list[str]:
+        """Host names this entry creates."""
+        if self.count is None:
+            return [self.name]
+        return [f"{self.name}{i}" for i in range(self.count)]
+
+
+class DumbbellTopology(_Strict):
+    """N senders -- left router == bottleneck == right router -- receiver.
+
+    Traced link directions: ``bottleneck`` (left to right) and ``reverse``.
+    """
+
+    kind: Literal["dumbbell"]
+    bottleneck: LinkDirection
+    reverse: LinkDirection | None = Field(
+        default=None, description="right-to-left direction; default: same rate and delay"
+    )
+    senders: list[SenderLink] = Field(min_length=1)
+    receiver: SenderLink = Field(default_factory=lambda: SenderLink(name="receiver"))
+
+    @property
+    def sender_names(self) -> list[str]:
+        """Names of every sender host, in order."""
+        return [name for group in self.senders for name in group.names()]
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """Names of the hosts flows may use."""
+        return (*self.sender_names, self.receiver.name)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> DumbbellTopology:
+        names = list(self.endpoints)
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"host names must be unique, repeated: {', '.join(duplicates)}")
+        return self
+
+
+Topology = Annotated[AccessTopology | DumbbellTopology, Field(discriminator="kind")]
+
+
+class UniformStart(_Strict):
+    """A start time drawn uniformly in [low, high] for each repetition."""
+
+    uniform: tuple[Duration, Duration]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> UniformStart:
+        low, high = self.uniform
+        if low < 0 or high < low:
+            raise ValueError("uniform start needs 0 <= low <= high")
+        return self
+
+
+class FlowConfig(_Strict):
+    """One TCP connection between two hosts."""
+
+    variant: VariantConfig
+    direction: Literal["down", "up"] | None = Field(
+        default=None, description="access topology: down = server->client, up = client->server"
+    )
+    src: str | None = None
+    dst: str | None = None
+    start: UniformStart | Duration = Field(default=0.0, union_mode="left_to_right")
+    size: Literal["bulk"] | Size = "bulk"
+    pacing: bool = False
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _nonnegative_start(cls, value: Any) -> Any:
+        if isinstance(value, (str, int, float)) and units.parse_duration(value) < 0:
+            raise ValueError("start time must be >= 0")
+        return value
+
+    @field_validator("size")
+    @classmethod
+    def _positive_size(cls, value: Any) -> Any:
+        if value != "bulk" and value <= 0:
+            raise ValueError("size must be 'bulk' or a positive size such as '2MB'")
+        return value
+
+    def latest_start(self) -> float:
+        """Latest possible start time (s)."""
+        return self.start.uniform[1] if isinstance(self.start, UniformStart) else self.start
+
+
+class TcpSettings(_Strict):
+    """TCP settings shared by every socket of the scenario."""
+
+    mss: Size = Field(default=1448, ge=64, le=9000, description="segment payload (bytes)")
+    sack: bool = True
+    timestamps: bool = True
+    window_scaling: bool = True
+    delayed_ack_count: int = Field(default=2, ge=1)
+    initial_cwnd_pkts: int = Field(default=10, ge=1)
+    send_buffer: Size = Field(default=4 * 1024 * 1024, gt=0)
+    recv_buffer: Size = Field(default=4 * 1024 * 1024, gt=0)
+    recovery: Literal["prr", "classic"] = "prr"
+    min_rto: Duration = Field(default=1.0, gt=0)
+
+
+class TraceSettings(_Strict):
+    """What the run records."""
+
+    interval: Duration = Field(default=0.1, gt=0, description="sampling period (s)")
+
+
+class Note(_Strict):
+    """A parameter the paper leaves open, or a deliberate deviation from it."""
+
+    field: str
+    kind: Literal["choice", "deviation"] = "choice"
+    value: Scalar | None = None
+    paper: str = ""
+    reason: str
+
+
+class Scenario(_Strict):
+    """A validated scenario. Quantities are in SI base units."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    title: str = ""
+    study: str | None = None
+    topology: Topology
+    flows: dict[str, FlowConfig] = Field(min_length=1)
+    tcp: TcpSettings = Field(default_factory=TcpSettings)
+    duration: Duration = Field(gt=0, description="simulated time of one run (s)")
+    warmup: Duration = Field(default=0.0, ge=0, description="excluded from measurements (s)")
+    seed: int = Field(default=1, ge=1, le=2**31 - 1)
+    repetitions: int = Field(default=1, ge=1)
+    trace: TraceSettings = Field(default_factory=TraceSettings)
+    notes: list[Note] = Field(default_factory=list)
+
+    @field_validator("flows")
+    @classmethod
+    def _flow_names(cls, flows: dict[str, FlowConfig]) -> dict[str, FlowConfig]:
+        for name in flows:
+            if not name or not name.replace("_", "").replace("-", "").isalnum():
+                raise ValueError(f"flow name {name!r} must be letters, digits, '-' or '_'")
+        return flows
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        if self.warmup >= self.duration:
+            raise ValueError(
+                f"warmup ({self.warmup:g} s) must be shorter than duration ({self.duration:g} s)"
+            )
+        if self.trace.interval > self.duration:
+            raise ValueError("trace.interval must not exceed duration")
+        endpoints = self.topology.endpoints
+        for name, flow in self.flows.items():
+            where = f"flows.{name}"
+            if isinstance(self.topology, AccessTopology):
+                if flow.direction is None and (flow.src is None or flow.dst is None):
+                    raise ValueError(f"{where}: give a direction (down or up) or both src and dst")
+            elif flow.direction is not None:
+                raise ValueError(f"{where}.direction: only the access topology has directions")
+            src, dst = self.endpoints_of(name)
+            for role, host in (("src", src), ("dst", dst)):
+                if host not in endpoints:
+                    raise ValueError(
+                        f"{where}.{role}: unknown host {host!r}; hosts: {', '.join(endpoints)}"
+                    )
+            if src == dst:
+                raise ValueError(f"{where}: src and dst are the same host {src!r}")
+            if flow.latest_start() >= self.duration:
+                raise ValueError(f"{where}.start: the flow would start after the run ends")
+        return self
+
+    def endpoints_of(self, flow_name: str) -> tuple[str, str]:
+        """Return (src, dst) host names of a flow."""
+        flow = self.flows[flow_name]
+        if flow.direction == "down":
+            return flow.src or "server", flow.dst or "client"
+        if flow.direction == "up":
+            return flow.src or "client", flow.dst or "server"
+        if isinstance(self.topology, DumbbellTopology):
+            return flow.src or "", flow.dst or self.topology.receiver.name
+        return flow.src or "", flow.dst or ""
+
+    # ---- derived values -------------------------------------------------
+
+    def resolved(self) -> dict[str, Any]:
+        """Canonical, JSON-ready form (SI units written out), loadable again as a scenario.
+
+        Provenance and cache keys use it.
+        """
+        return self.model_dump(mode="json")
+
+    def to_json(self) -> str:
+        """Canonical JSON text of :meth:`resolved` (sorted keys, no spaces)."""
+        return json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
+
+    def cache_key(self, rep: int, backend: str, versions: Mapping[str, str]) -> str:
+        """Hash of everything that changes a run's result.
+
+        Covers the resolved scenario (which includes the seed), the repetition
+        index, the backend and the given software versions.
+        """
+        payload = json.dumps(
+            {
+                "scenario": self.resolved(),
+                "rep": rep,
+                "backend": backend,
+                "versions": dict(versions),
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+    def rng(self, rep: int) -> np.random.Generator:
+        """The random generator of repetition ``rep`` (start times, traffic)."""
+        return np.random.default_rng([self.seed, rep])
+
+    def check_rep(self, rep: int) -> None:
+        """Raise ConfigError unless 0 <= rep < repetitions."""
+        if not 0 <= rep < self.repetitions:
+            raise ConfigError(f"rep: {rep} is outside 0..{self.repetitions - 1}")
+
+
+# ---------------------------------------------------------------------------
+# Loading
+
+
+def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError("file not found", str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", str(path)) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"malformed YAML{where}: {problem}", str(path)) from None
+    if not isinstance(data, dict):
+        raise ConfigError("a scenario file must be a YAML mapping", str(path))
+    return data
+
+
+def _load_raw(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    path = path.resolve()
+    if path in chain:
+        raise ConfigError("circular 'base:' chain", str(path))
+    data = _read_yaml(path)
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise ConfigError("base: must be the path of another scenario file", str(path))
+    return _merge(_load_raw(path.parent / base, (*chain, path)), data)
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``"flows.up.variant=Cubic"`` into a key path and a YAML-parsed value."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"override {text!r} must look like key.path=value", "--set")
+    path = key.strip().split(".")
+    if any(not part for part in path):
+        raise ConfigError(f"override {text!r} has an empty key component", "--set")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return path, value
+
+
+def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Return ``data`` with each ``key.path=value`` override applied."""
+    out = copy.deepcopy(data)
+    for text in overrides:
+        path, value = parse_override(text)
+        node = out
+        for part in path[:-1]:
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(f"override {text!r}: {part!r} is not a mapping", "--set")
+            node = child
+        node[path[-1]] = value
+    return out
+
+
+def _format_location(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for i, item in enumerate(loc):
+        # drop the discriminator tag pydantic inserts for tagged unions
+        if i > 0 and loc[i - 1] == "topology" and item in ("access", "dumbbell"):
+            continue
+        if isinstance(item, str) and item.startswith(("function-", "union[")):
+            continue
+        if item == "[key]":
+            continue
+        parts.append(f"[{item}]" if isinstance(item, int) else str(item))
+    return ".".join(parts).replace(".[", "[")
+
+
+def _format_validation_error(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors():
+        location = _format_location(tuple(error["loc"])) or "(top level)"
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown key (misspelt?)"
+        elif message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        lines.append(f"{location}: {message}")
+    return "; ".join(lines)
+
+
+def load_scenario_dict(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
+    """Validate an already-parsed scenario mapping."""
+    try:
+        return Scenario.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc), source) from None
+
+
+def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
+    """Read, merge, override and validate a scenario file.
+
+    Parameters
+    ----------
+    path
+        YAML scenario file; a ``base:`` key names another file (relative to
+        this one) whose content is merged underneath.
+    overrides
+        ``key.path=value`` strings applied after merging (``--set``).
+
+    Raises
+    ------
+    ConfigError
+        On any problem, naming the file and the field.
+    """
+    path = Path(path)
+    data = apply_overrides(_load_raw(path), overrides)
+    return load_scenario_dict(data, str(path))

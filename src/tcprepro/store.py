@@ -1,0 +1,336 @@
+"""The trace store: one xarray dataset per run, combined datasets per figure.
+
+This module owns the dataset schema every backend writes (:data:`SCHEMA`),
+provenance attributes, atomic writes and the per-figure combination.
+
+Per-run dataset
+---------------
+Dimensions: ``time`` (end of each sampling interval, seconds), ``flow``
+(flow names from the scenario), ``link`` (traced link directions, e.g.
+``down``/``up`` or ``bottleneck``/``reverse``). Per-interval variables hold
+what happened *during* the interval that ends at ``time``; ``cwnd_bytes`` and
+``queue_*`` are instantaneous values at ``time``. See :data:`SCHEMA` for every
+variable with its unit.
+
+Attributes: ``config`` (the resolved scenario as JSON, SI units), ``seed``,
+``rep``, ``backend``, ``cache_key``, ``interval_s``, ``warmup_s``,
+``duration_s`` and the provenance of :func:`tcprepro.provenance.static_provenance`.
+A run made for a figure also carries ``figure``, ``sweep`` (this run's swept
+values, JSON) and ``sweep_values`` (every value of every swept dimension).
+
+Combined dataset
+----------------
+:func:`combine_runs` stacks the runs of one figure into one dataset with one
+dimension per swept parameter plus ``rep``; per-run attributes that differ
+become ``run_*`` variables over those dimensions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = [
+    "SCHEMA",
+    "RawTraces",
+    "combine_runs",
+    "make_run_dataset",
+    "open_dataset",
+    "validate_run_dataset",
+    "write_dataset",
+]
+
+#: variable -> (dimensions, unit, description)
+SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "goodput_bps": (("flow", "time"), "bit/s", "application bytes received in the interval"),
+    "cwnd_bytes": (("flow", "time"), "byte", "congestion window at the sample time"),
+    "rtt_s": (("flow", "time"), "s", "mean of the RTT samples taken in the interval"),
+    "rtt_samples": (("flow", "time"), "1", "number of RTT samples in the interval"),
+    "tx_data_pkts": (("flow", "time"), "packet", "data segments sent (incl. retransmissions)"),
+    "retx_pkts": (("flow", "time"), "packet", "retransmitted data segments"),
+    "lost_data_pkts": (("flow", "time"), "packet", "data segments dropped at a traced queue"),
+    "lost_ack_pkts": (
+        ("flow", "time"),
+        "packet",
+        "pure ACKs of the flow dropped at a traced queue",
+    ),
+    "queue_pkts": (("link", "time"), "packet", "queue occupancy at the sample time"),
+    "queue_bytes": (("link", "time"), "byte", "queue occupancy at the sample time"),
+    "drops_pkts": (("link", "time"), "packet", "packets dropped by the queue in the interval"),
+    "tx_bytes": (("link", "time"), "byte", "bytes put on the wire in the interval (L2)"),
+    "flow_variant": (("flow",), "", "congestion control"),
+    "flow_cc_type": (("flow",), "", "ns-3 type of the congestion control the socket used"),
+    "flow_src": (("flow",), "", "sending host"),
+    "flow_dst": (("flow",), "", "receiving host"),
+    "flow_label": (("flow",), "", "direction label (down/up) or src->dst"),
+    "flow_link": (("flow",), "", "traced link direction the flow's data crosses"),
+    "flow_start_s": (("flow",), "s", "time the connection was opened"),
+    "flow_connected_s": (("flow",), "s", "time the handshake completed (NaN: never)"),
+    "flow_end_s": (("flow",), "s", "time the last byte arrived (sized flows; NaN: not done)"),
+    "flow_size_bytes": (("flow",), "byte", "bytes to transfer (0: bulk)"),
+    "flow_rx_bytes": (("flow",), "byte", "application bytes received in the whole run"),
+    "link_rate_bps": (("link",), "bit/s", "configured rate"),
+    "link_delay_s": (("link",), "s", "configured one-way delay"),
+    "link_buffer_pkts": (("link",), "packet", "configured buffer"),
+    "link_qdisc": (("link",), "", "queue discipline"),
+    "link_queue_max_pkts": (("link",), "packet", "largest occupancy seen in the run"),
+    "link_goodput_capacity_bps": (
+        ("link",),
+        "bit/s",
+        "highest TCP goodput the link can carry: rate x MSS / (MSS + TCP/IP + L2 headers)",
+    ),
+}
+
+#: per-interval counters the backends report as cumulative totals
+CUMULATIVE_FLOW = ("tx_data_pkts", "retx_pkts", "lost_data_pkts", "lost_ack_pkts")
+CUMULATIVE_LINK = ("drops_pkts", "tx_bytes")
+
+
+@dataclass
+class RawTraces:
+    """What a backend hands to :func:`make_run_dataset` (arrays are [sample, entity]).
+
+    Cumulative counters (``rx_bytes``, ``rtt_sum_s``, ``rtt_count`` and the
+    names in :data:`CUMULATIVE_FLOW` / :data:`CUMULATIVE_LINK`) are totals since
+    the start of the run; the store turns them into per-interval values.
+    """
+
+    times_s: np.ndarray
+    flow_names: Sequence[str]
+    link_names: Sequence[str]
+    flow_series: dict[str, np.ndarray]
+    link_series: dict[str, np.ndarray]
+    flow_info: dict[str, Sequence[Any]]
+    link_info: dict[str, Sequence[Any]]
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+def _per_interval(cumulative: np.ndarray) -> np.ndarray:
+    return np.diff(cumulative, axis=0, prepend=np.zeros((1, *cumulative.shape[1:])))
+
+
+def make_run_dataset(raw: RawTraces) -> xr.Dataset:
+    """Build a run dataset following :data:`SCHEMA` from a backend's raw traces."""
+    times = np.asarray(raw.times_s, dtype=float)
+    n_samples = times.size
+    intervals = np.diff(times, prepend=0.0)
+    data: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
+
+    def flow_array(name: str) -> np.ndarray:
+        arr = np.asarray(raw.flow_series[name], dtype=float)
+        return arr.reshape(n_samples, len(raw.flow_names))
+
+    def link_array(name: str) -> np.ndarray:
+        arr = np.asarray(raw.link_series[name], dtype=float)
+        return arr.reshape(n_samples, len(raw.link_names))
+
+    if raw.flow_names:
+        rx = _per_interval(flow_array("rx_bytes"))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            goodput = rx * 8.0 / intervals[:, None]
+            rtt_count = _per_interval(flow_array("rtt_count"))
+            rtt = np.where(
+                rtt_count > 0, _per_interval(flow_array("rtt_sum_s")) / rtt_count, np.nan
+            )
+        data["goodput_bps"] = (("flow", "time"), goodput.T)
+        data["cwnd_bytes"] = (("flow", "time"), flow_array("cwnd_bytes").T)
+        data["rtt_s"] = (("flow", "time"), rtt.T)
+        data["rtt_samples"] = (("flow", "time"), rtt_count.T)
+        for name in CUMULATIVE_FLOW:
+            data[name] = (("flow", "time"), _per_interval(flow_array(name)).T)
+    if raw.link_names:
+        data["queue_pkts"] = (("link", "time"), link_array("queue_pkts").T)
+        data["queue_bytes"] = (("link", "time"), link_array("queue_bytes").T)
+        for name in CUMULATIVE_LINK:
+            data[name] = (("link", "time"), _per_interval(link_array(name)).T)
+    for name, values in raw.flow_info.items():
+        data[name] = (("flow",), np.asarray(values))
+    for name, values in raw.link_info.items():
+        data[name] = (("link",), np.asarray(values))
+
+    ds = xr.Dataset(
+        {name: xr.Variable(dims, values) for name, (dims, values) in data.items()},
+        coords={
+            "time": ("time", times, {"units": "s", "long_name": "end of sampling interval"}),
+            "flow": ("flow", np.asarray(raw.flow_names, dtype=str)),
+            "link": ("link", np.asarray(raw.link_names, dtype=str)),
+        },
+        attrs=dict(raw.attrs),
+    )
+    for name, (_, unit, description) in SCHEMA.items():
+        if name in ds:
+            ds[name].attrs.update({"units": unit, "description": description})
+    return ds
+
+
+def validate_run_dataset(ds: xr.Dataset) -> list[str]:
+    """Return the ways ``ds`` departs from :data:`SCHEMA` (empty list: conforms)."""
+    problems = []
+    for name, (dims, unit, _) in SCHEMA.items():
+        if name not in ds:
+            problems.append(f"missing variable {name}")
+        elif ds[name].dims != dims:
+            problems.append(f"{name} has dims {ds[name].dims}, expected {dims}")
+        elif ds[name].attrs.get("units") != unit:
+            problems.append(f"{name} has units {ds[name].attrs.get('units')!r}, expected {unit!r}")
+    for attr in (
+        "config",
+        "seed",
+        "rep",
+        "backend",
+        "cache_key",
+        "interval_s",
+        "warmup_s",
+        "duration_s",
+        "tcprepro_version",
+        "git_commit",
+        "kernel",
+        "created",
+    ):
+        if attr not in ds.attrs:
+            problems.append(f"missing attribute {attr}")
+    return problems
+
+
+def _encoding(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
+    return {
+        name: {"zlib": True, "complevel": 4}
+        for name, var in ds.variables.items()
+        if np.issubdtype(var.dtype, np.number) and var.ndim > 0
+    }
+
+
+def _netcdf_safe(ds: xr.Dataset) -> xr.Dataset:
+    """Make object (string) arrays writable: missing entries become ''."""
+    out = ds.copy()
+    for name, var in ds.variables.items():
+        if var.dtype == object:
+            values = np.vectorize(lambda v: v if isinstance(v, str) else "", otypes=[object])(
+                var.values
+            )
+            out[name] = var.copy(data=values.astype(str))
+    return out
+
+
+def write_dataset(ds: xr.Dataset, path: str | os.PathLike[str]) -> Path:
+    """Write ``ds`` to NetCDF atomically: a temporary file in the same folder, then rename.
+
+    A process killed mid-write leaves at most a hidden ``.*.tmp-<pid>`` file, never a
+    truncated dataset under the final name.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        safe = _netcdf_safe(ds)
+        safe.to_netcdf(tmp, engine="netcdf4", encoding=_encoding(safe))
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    return path
+
+
+def open_dataset(path: str | os.PathLike[str]) -> xr.Dataset:
+    """Load a dataset fully into memory and close the file."""
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        return ds.load()
+
+
+# ---------------------------------------------------------------------------
+# Combination
+
+
+_PER_RUN_ATTRS = (
+    "config",
+    "cache_key",
+    "seed",
+    "created",
+    "git_commit",
+    "git_dirty",
+    "host",
+    "kernel",
+)
+
+
+def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Dataset:
+    """Stack the run datasets (paths or in-memory) of one figure along its sweep and ``rep``.
+
+    Each run must carry the ``figure``, ``sweep`` and ``sweep_values`` attributes
+    that :mod:`tcprepro.sweep` sets. Dimension values keep the order of the
+    workflow config; cells that have no run (e.g. a variant whose model is
+    pending) are present and filled with NaN, and listed in the
+    ``missing_cells`` attribute.
+    """
+    items = list(runs)
+    if not items:
+        raise ValueError("combine_runs needs at least one run dataset")
+    pieces: list[xr.Dataset] = []
+    keys: list[tuple[Any, ...]] = []
+    dims: list[str] | None = None
+    sweep_values: dict[str, list[Any]] = {}
+    figure = None
+    per_run: dict[str, list[Any]] = {name: [] for name in _PER_RUN_ATTRS}
+    for i, item in enumerate(items):
+        ds, path = (
+            (item, f"dataset #{i}")
+            if isinstance(item, xr.Dataset)
+            else (open_dataset(item), str(item))
+        )
+        try:
+            sweep = json.loads(ds.attrs["sweep"])
+            values = json.loads(ds.attrs["sweep_values"])
+        except KeyError as exc:
+            raise ValueError(f"{path} was not produced for a figure (no {exc} attribute)") from None
+        if dims is None:
+            dims, sweep_values, figure = list(values), values, ds.attrs.get("figure")
+        elif list(values) != dims or ds.attrs.get("figure") != figure:
+            raise ValueError(f"{path} belongs to another sweep than the first run")
+        keys.append((*(sweep[d] for d in dims), int(ds.attrs["rep"])))
+        for name in _PER_RUN_ATTRS:
+            per_run[name].append(ds.attrs.get(name, ""))
+        pieces.append(ds)
+    assert dims is not None
+    stacked = xr.concat(
+        pieces,
+        dim="run",
+        data_vars="all",
+        coords="minimal",
+        compat="override",
+        join="outer",
+        combine_attrs="drop_conflicts",
+    )
+    for name, values in per_run.items():
+        stacked[f"run_{name}"] = ("run", np.asarray(values))
+    index = pd.MultiIndex.from_tuples(keys, names=[*dims, "rep"])
+    if index.has_duplicates:
+        raise ValueError("two run datasets have the same sweep values and rep")
+    stacked = stacked.assign_coords(xr.Coordinates.from_pandas_multiindex(index, "run"))
+    combined = stacked.unstack("run")
+    reps = sorted({k[-1] for k in keys})
+    combined = combined.reindex({**{d: sweep_values[d] for d in dims}, "rep": reps})
+    combined = combined.transpose(*dims, "rep", ...)
+    present = {k[:-1] for k in keys}
+    missing = [
+        dict(zip(dims, cell, strict=True))
+        for cell in pd.MultiIndex.from_product([sweep_values[d] for d in dims])
+        if tuple(cell) not in present
+    ]
+    for name in ("sweep", "rep", "cache_key", "config", "seed", "created"):
+        combined.attrs.pop(name, None)
+    combined.attrs.update(
+        {"sweep_dims": json.dumps(dims), "missing_cells": json.dumps(missing), "n_runs": len(items)}
+    )
+    return combined

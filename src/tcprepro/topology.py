@@ -1,0 +1,185 @@
+"""Backend-neutral network plans built from a scenario.
+
+This module owns the translation of a validated :class:`~tcprepro.scenario.Scenario`
+into a flat :class:`NetworkPlan`: the hosts and routers, every link with the
+settings of each direction, which link directions are traced (and under
+which name), and every flow with its endpoints and its start time for one
+repetition. The ns-3 backend and the Mininet backend both build from the same
+plan, so a field means the same thing in both.
+
+Queue placement: the buffer of a direction sits at the *sending* side of that
+direction (the router's egress for ``down``, the client's egress for ``up``),
+exactly where Dummynet or a DSLAM/modem holds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tcprepro.scenario import (
+    AccessTopology,
+    DumbbellTopology,
+    LinkDirection,
+    Scenario,
+    UniformStart,
+    VariantConfig,
+)
+
+__all__ = ["NetworkPlan", "PlannedDirection", "PlannedFlow", "PlannedLink", "build_plan"]
+
+
+@dataclass(frozen=True)
+class PlannedDirection:
+    """One direction of a link, in SI units."""
+
+    rate_bps: float
+    delay_s: float
+    buffer_pkts: int
+    qdisc: str
+    qdisc_params: tuple[tuple[str, object], ...] = ()
+    trace_name: str | None = None
+
+    @classmethod
+    def from_config(cls, cfg: LinkDirection, trace_name: str | None = None) -> PlannedDirection:
+        """Build from a validated scenario link direction."""
+        return cls(
+            rate_bps=cfg.rate,
+            delay_s=cfg.delay,
+            buffer_pkts=cfg.buffer_pkts,
+            qdisc=cfg.qdisc,
+            qdisc_params=tuple(sorted(cfg.qdisc_params.items())),
+            trace_name=trace_name,
+        )
+
+
+@dataclass(frozen=True)
+class PlannedLink:
+    """A full-duplex link between hosts ``a`` and ``b``."""
+
+    a: str
+    b: str
+    a_to_b: PlannedDirection
+    b_to_a: PlannedDirection
+
+
+@dataclass(frozen=True)
+class PlannedFlow:
+    """One TCP connection of one repetition."""
+
+    name: str
+    src: str
+    dst: str
+    variant: VariantConfig
+    start_s: float
+    size_bytes: int  # 0 = bulk
+    pacing: bool
+    label: str  # "down"/"up" for the access topology, else "src->dst"
+    bottleneck: str  # trace name of the link direction its data crosses
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """Everything a backend needs to instantiate one repetition of a scenario."""
+
+    hosts: tuple[str, ...]
+    routers: tuple[str, ...]
+    links: tuple[PlannedLink, ...]
+    flows: tuple[PlannedFlow, ...]
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Every node, hosts first."""
+        return (*self.hosts, *self.routers)
+
+    @property
+    def traced(self) -> dict[str, PlannedDirection]:
+        """Traced link directions by trace name, in link order."""
+        out: dict[str, PlannedDirection] = {}
+        for link in self.links:
+            for direction in (link.a_to_b, link.b_to_a):
+                if direction.trace_name:
+                    out[direction.trace_name] = direction
+        return out
+
+
+def _symmetric(cfg: LinkDirection) -> tuple[PlannedDirection, PlannedDirection]:
+    direction = PlannedDirection.from_config(cfg)
+    return direction, direction
+
+
+def _access(rate_bps: float, delay_s: float, buffer_pkts: int) -> tuple[PlannedDirection, ...]:
+    direction = PlannedDirection(rate_bps, delay_s, buffer_pkts, "fifo")
+    return direction, direction
+
+
+def _links(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...], list[PlannedLink]]:
+    topo = scenario.topology
+    if isinstance(topo, AccessTopology):
+        links = [
+            PlannedLink(
+                "client",
+                "router",
+                PlannedDirection.from_config(topo.uplink, "up"),
+                PlannedDirection.from_config(topo.downlink, "down"),
+            ),
+            PlannedLink("router", "server", *_symmetric(topo.server_link)),
+        ]
+        return ("client", "server"), ("router",), links
+    assert isinstance(topo, DumbbellTopology)
+    if topo.reverse is not None:
+        reverse = PlannedDirection.from_config(topo.reverse, "reverse")
+    else:  # same rate and delay as the bottleneck, ample buffer
+        bottleneck = topo.bottleneck
+        reverse = PlannedDirection(bottleneck.rate, bottleneck.delay, 1000, "fifo", (), "reverse")
+    links = [
+        PlannedLink(
+            "left", "right", PlannedDirection.from_config(topo.bottleneck, "bottleneck"), reverse
+        )
+    ]
+    for group in topo.senders:
+        for name in group.names():
+            links.append(
+                PlannedLink(name, "left", *_access(group.rate, group.delay, group.buffer_pkts))
+            )
+    receiver = topo.receiver
+    links.append(
+        PlannedLink(
+            "right", receiver.name, *_access(receiver.rate, receiver.delay, receiver.buffer_pkts)
+        )
+    )
+    return (*topo.sender_names, receiver.name), ("left", "right"), links
+
+
+def _bottleneck_of(scenario: Scenario, src: str) -> str:
+    if isinstance(scenario.topology, AccessTopology):
+        return "down" if src == "server" else "up"
+    return "bottleneck" if src in scenario.topology.sender_names else "reverse"
+
+
+def build_plan(scenario: Scenario, rep: int) -> NetworkPlan:
+    """Plan repetition ``rep`` of ``scenario`` (random start times drawn here)."""
+    scenario.check_rep(rep)
+    hosts, routers, links = _links(scenario)
+    rng = scenario.rng(rep)
+    flows = []
+    for name, flow in scenario.flows.items():
+        src, dst = scenario.endpoints_of(name)
+        if isinstance(flow.start, UniformStart):
+            low, high = flow.start.uniform
+            start = float(rng.uniform(low, high))
+        else:
+            start = float(flow.start)
+        flows.append(
+            PlannedFlow(
+                name=name,
+                src=src,
+                dst=dst,
+                variant=flow.variant,
+                start_s=start,
+                size_bytes=0 if flow.size == "bulk" else int(flow.size),
+                pacing=flow.pacing,
+                label=flow.direction or f"{src}->{dst}",
+                bottleneck=_bottleneck_of(scenario, src),
+            )
+        )
+    return NetworkPlan(hosts=hosts, routers=routers, links=tuple(links), flows=tuple(flows))

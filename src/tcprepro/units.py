@@ -1,0 +1,96 @@
+"""Physical quantities written with their units in scenario files.
+
+This module owns the parsing of the strings a scenario author writes
+(``"10Mbps"``, ``"42ms"``, ``"200kB"``) into SI base values (bit/s, seconds,
+bytes). A bare number is refused for rates and durations, so a forgotten unit
+can never silently mean something else.
+
+Prefixes are decimal (k = 1000, M = 10^6, G = 10^9) except the binary IEC
+prefixes KiB, MiB, GiB. ``B`` is a byte and ``b``/``bit`` a bit; ``KB`` is
+refused because people use it for both 1000 and 1024 bytes.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["format_rate", "parse_duration", "parse_rate", "parse_size"]
+
+_NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+_RATE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>[kKMGT]?)(?P<unit>bps|b/s|bit/s|bits/s|Bps|B/s)$")
+_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+_TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|min|h)$")
+_SIZE_UNITS = {
+    "B": 1,
+    "kB": 1000,
+    "MB": 1000**2,
+    "GB": 1000**3,
+    "KiB": 1024,
+    "MiB": 1024**2,
+    "GiB": 1024**3,
+}
+_SIZE_RE = re.compile(_NUMBER + r"\s*(?P<unit>B|kB|MB|GB|KiB|MiB|GiB|KB)$")
+
+
+def _as_text(value: object, what: str, example: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"expected a {what} such as {example!r}, got {value!r}")
+    if isinstance(value, (int, float)):
+        if value == 0:
+            return "0"
+        raise ValueError(f"a {what} needs a unit, e.g. {example!r} (got the bare number {value!r})")
+    return value.strip()
+
+
+def parse_rate(value: object) -> float:
+    """Return a rate in bit/s from ``"10Mbps"``, ``"2 Mb/s"`` or ``"1.2MB/s"`` (bytes)."""
+    text = _as_text(value, "rate", "10Mbps")
+    if text == "0":
+        return 0.0
+    match = _RATE_RE.match(text)
+    if not match:
+        raise ValueError(
+            f"cannot read {text!r} as a rate; write e.g. '10Mbps', '2 Mb/s' or '1.2MB/s'"
+        )
+    scale = _DECIMAL[match["prefix"]]
+    bytes_unit = match["unit"].startswith("B")
+    return float(match["num"]) * scale * (8.0 if bytes_unit else 1.0)
+
+
+def parse_duration(value: object) -> float:
+    """Return a duration in seconds from ``"42ms"``, ``"1.5s"``, ``"10min"``."""
+    text = _as_text(value, "duration", "42ms")
+    if text == "0":
+        return 0.0
+    match = _TIME_RE.match(text)
+    if not match:
+        raise ValueError(
+            f"cannot read {text!r} as a duration; write e.g. '42ms', '1.5s' or '10min'"
+        )
+    return float(match["num"]) * _TIME_UNITS[match["unit"]]
+
+
+def parse_size(value: object) -> int:
+    """Return a size in bytes from ``"200kB"``, ``"1448B"``, ``"16MiB"``."""
+    text = _as_text(value, "size", "200kB")
+    if text == "0":
+        return 0
+    match = _SIZE_RE.match(text)
+    if not match:
+        raise ValueError(f"cannot read {text!r} as a size; write e.g. '1448B', '200kB' or '16MiB'")
+    if match["unit"] == "KB":
+        raise ValueError(f"{text!r} is ambiguous: write kB (1000 bytes) or KiB (1024 bytes)")
+    size = float(match["num"]) * _SIZE_UNITS[match["unit"]]
+    if abs(size - round(size)) > 1e-6:
+        raise ValueError(f"{text!r} is not a whole number of bytes")
+    return round(size)
+
+
+def format_rate(bps: float) -> str:
+    """Format a rate in bit/s with the largest decimal prefix that keeps it >= 1."""
+    for prefix, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(bps) >= scale:
+            return f"{bps / scale:g} {prefix}b/s"
+    return f"{bps:g} b/s"

@@ -1,0 +1,205 @@
+"""Registry of TCP congestion-control variants and queue disciplines.
+
+This module owns the names a scenario may use for a congestion control
+(``variant``) or a queue discipline (``qdisc``), what each maps to in every
+backend (an ns-3 TypeId, a Linux ``tcp_congestion_control`` name, a ``tc``
+qdisc) and where the model comes from. Backends look names up here; nothing
+else in the package hard-codes them.
+
+A variant whose model is not built yet has ``status`` other than
+``"available"``: it is still a known name (so a figure can show a "pending"
+cell for it), but a scenario that selects it is refused before any run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = [
+    "QDISCS",
+    "VARIANTS",
+    "Qdisc",
+    "Variant",
+    "canonical_variant",
+    "get_qdisc",
+    "get_variant",
+]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A congestion-control algorithm as the scenario files name it."""
+
+    name: str
+    ns3_type: str
+    reference: str
+    model: str = "ns-3 built-in"
+    linux_name: str | None = None
+    status: str = "available"
+    aliases: tuple[str, ...] = ()
+    notes: str = ""
+    #: ns-3 attributes always set for this variant (name -> value as text)
+    ns3_defaults: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def available(self) -> bool:
+        """True when the ns-3 model exists in this version of tcprepro."""
+        return self.status == "available"
+
+
+@dataclass(frozen=True)
+class Qdisc:
+    """A queue discipline: how a bottleneck buffer of B packets is managed."""
+
+    name: str
+    ns3_type: str
+    description: str
+    #: ns-3 attribute that receives the buffer size as "<B>p"
+    ns3_limit_attribute: str = "MaxSize"
+    linux_qdisc: str | None = None
+    status: str = "available"
+
+    @property
+    def available(self) -> bool:
+        """True when the ns-3 model exists in this version of tcprepro."""
+        return self.status == "available"
+
+
+_PENDING_MODELS = "pending: tcprepro model not built yet (issue #3)"
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant(
+            "NewReno",
+            "ns3::TcpNewReno",
+            "RFC 5681 / RFC 6582",
+            linux_name="reno",
+            aliases=("Reno",),
+            notes="ns-3's TcpNewReno is Reno's AIMD; NewReno/SACK recovery lives in the socket.",
+        ),
+        Variant("Cubic", "ns3::TcpCubic", "Ha, Rhee, Xu 2008; RFC 9438", linux_name="cubic"),
+        Variant("Vegas", "ns3::TcpVegas", "Brakmo, Peterson 1995", linux_name="vegas"),
+        Variant(
+            "HighSpeed", "ns3::TcpHighSpeed", "RFC 3649", linux_name="highspeed", aliases=("HSTCP",)
+        ),
+        Variant("Scalable", "ns3::TcpScalable", "Kelly 2003", linux_name="scalable"),
+        Variant(
+            "WestwoodPlus",
+            "ns3::TcpWestwoodPlus",
+            "Mascolo et al. 2001; Grieco 2004",
+            linux_name="westwood",
+            aliases=("Westwood+",),
+        ),
+        Variant("Bic", "ns3::TcpBic", "Xu, Harfoush, Rhee 2004", linux_name="bic"),
+        Variant(
+            "Htcp", "ns3::TcpHtcp", "Leith, Shorten 2004", linux_name="htcp", aliases=("H-TCP",)
+        ),
+        Variant("Illinois", "ns3::TcpIllinois", "Liu, Basar, Srikant 2006", linux_name="illinois"),
+        Variant("Veno", "ns3::TcpVeno", "Fu, Liew 2003", linux_name="veno"),
+        Variant(
+            "Yeah",
+            "ns3::TcpYeah",
+            "Baiocchi, Castellani, Vacirca 2007",
+            linux_name="yeah",
+            aliases=("YeAH",),
+        ),
+        Variant("Hybla", "ns3::TcpHybla", "Caini, Firrincieli 2004", linux_name="hybla"),
+        Variant(
+            "Bbr",
+            "ns3::TcpBbr",
+            "Cardwell et al. 2016",
+            linux_name="bbr",
+            aliases=("BBR",),
+            notes="needs pacing (set pacing: true on the flow).",
+        ),
+        Variant(
+            "Compound",
+            "ns3::TcpCompound",
+            "Tan, Song, Zhang, Sridharan 2006",
+            model="tcprepro",
+            status=_PENDING_MODELS,
+            aliases=("CTCP",),
+        ),
+        Variant(
+            "Fast",
+            "ns3::TcpFast",
+            "Jin, Wei, Low 2004",
+            model="tcprepro",
+            status=_PENDING_MODELS,
+            aliases=("FAST",),
+        ),
+        Variant(
+            "AIMD",
+            "ns3::TcpGeneralizedAimd",
+            "catalogue study B parameterisation",
+            model="tcprepro",
+            status=_PENDING_MODELS,
+        ),
+        Variant(
+            "MIMD",
+            "ns3::TcpGeneralizedMimd",
+            "catalogue study B parameterisation",
+            model="tcprepro",
+            status=_PENDING_MODELS,
+        ),
+        Variant(
+            "Africa",
+            "ns3::TcpAfrica",
+            "King, Baraniuk, Riedi 2005",
+            model="tcprepro",
+            status=_PENDING_MODELS,
+        ),
+    )
+}
+
+QDISCS: dict[str, Qdisc] = {
+    q.name: q
+    for q in (
+        Qdisc("fifo", "ns3::FifoQueueDisc", "FIFO with tail drop (DropTail)", linux_qdisc="pfifo"),
+        Qdisc(
+            "red", "ns3::RedQueueDisc", "Random Early Detection (ns-3 defaults)", linux_qdisc="red"
+        ),
+        Qdisc("codel", "ns3::CoDelQueueDisc", "CoDel AQM (ns-3 defaults)", linux_qdisc="codel"),
+        Qdisc(
+            "fq_codel", "ns3::FqCoDelQueueDisc", "FQ-CoDel (ns-3 defaults)", linux_qdisc="fq_codel"
+        ),
+        Qdisc(
+            "pfq_lqd",
+            "ns3::PfqLqdQueueDisc",
+            "per-flow fair queueing, drop from the longest queue",
+            status=_PENDING_MODELS,
+        ),
+    )
+}
+
+_VARIANT_LOOKUP = {key.lower(): v.name for v in VARIANTS.values() for key in (v.name, *v.aliases)}
+
+
+def canonical_variant(name: str) -> str:
+    """Return the registry name of a variant, accepting aliases and any letter case.
+
+    Raises
+    ------
+    ValueError
+        If the name is unknown; the message lists the known names.
+    """
+    try:
+        return _VARIANT_LOOKUP[name.strip().lower()]
+    except KeyError:
+        known = ", ".join(VARIANTS)
+        raise ValueError(f"unknown TCP variant {name!r}; known variants: {known}") from None
+
+
+def get_variant(name: str) -> Variant:
+    """Return the :class:`Variant` registered under ``name`` (or one of its aliases)."""
+    return VARIANTS[canonical_variant(name)]
+
+
+def get_qdisc(name: str) -> Qdisc:
+    """Return the :class:`Qdisc` registered under ``name``."""
+    try:
+        return QDISCS[name]
+    except KeyError:
+        known = ", ".join(QDISCS)
+        raise ValueError(f"unknown queue discipline {name!r}; known: {known}") from None

@@ -1,0 +1,61 @@
+"""Shared fixtures: the repository root, small scenarios, and capability skips."""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: a small access-link scenario (study A's topology), valid as is
+ACCESS: dict[str, Any] = {
+    "id": "test-access",
+    "topology": {
+        "kind": "access",
+        "downlink": {"rate": "10Mbps", "delay": "42ms", "buffer_pkts": 250},
+        "uplink": {"rate": "2Mbps", "delay": "52ms", "buffer_pkts": 40},
+    },
+    "flows": {
+        "down": {"direction": "down", "variant": "NewReno"},
+        "up": {"direction": "up", "variant": "NewReno"},
+    },
+    "duration": "20s",
+    "warmup": "5s",
+}
+
+#: a one-sender dumbbell, valid as is
+DUMBBELL: dict[str, Any] = {
+    "id": "test-dumbbell",
+    "topology": {
+        "kind": "dumbbell",
+        "bottleneck": {"rate": "10Mbps", "delay": "20ms", "buffer_pkts": 100},
+        "senders": [{"name": "s", "count": 1, "rate": "100Mbps", "delay": "5ms"}],
+    },
+    "flows": {"f0": {"src": "s0", "variant": "NewReno"}},
+    "duration": "20s",
+    "warmup": "5s",
+}
+
+
+def scenario_dict(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """A deep copy of ``base`` with top-level keys replaced."""
+    out = copy.deepcopy(base)
+    out.update(changes)
+    return out
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return ROOT
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_root") and os.geteuid() != 0:
+        pytest.skip("missing capability: root (run the tests as root)")
+    if item.get_closest_marker("needs_latex") and not shutil.which("latexmk"):
+        pytest.skip("missing capability: latexmk (apt-get install latexmk)")

@@ -1,0 +1,93 @@
+"""Synthetic run datasets with known answers (no simulator involved)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from tcprepro.store import RawTraces, make_run_dataset
+
+
+def synthetic_run(
+    goodput_bps=(8e6, 1e6),
+    rtt_s=(0.2, 0.3),
+    duration_s=10.0,
+    interval_s=0.5,
+    warmup_s=2.0,
+    capacity_bps=(9.6e6, 1.92e6),
+    attrs=None,
+):
+    """Two flows (down, up) on two links (down, up) with constant rates.
+
+    During the warm-up the flows send at a tenth of their rate and see twice
+    their RTT, so a metric that forgets the window gets a different answer.
+    """
+    times = np.arange(1, round(duration_s / interval_s) + 1) * interval_s
+    n = times.size
+    warm = times <= warmup_s
+    rate = np.array(goodput_bps)[None, :] * np.where(warm[:, None], 0.1, 1.0)
+    rx = np.cumsum(rate * interval_s / 8.0, axis=0)
+    rtt = np.array(rtt_s)[None, :] * np.where(warm[:, None], 2.0, 1.0)
+    samples = np.full((n, 2), 10.0)
+    samples[1::2, 1] = 30.0  # uneven sample counts: the mean must be weighted
+    flow_series = {
+        "rx_bytes": rx,
+        "cwnd_bytes": np.full((n, 2), 10_000.0),
+        "rtt_sum_s": np.cumsum(rtt * samples, axis=0),
+        "rtt_count": np.cumsum(samples, axis=0),
+        "tx_data_pkts": np.cumsum(np.full((n, 2), 100.0), axis=0),
+        "retx_pkts": np.zeros((n, 2)),
+        "lost_data_pkts": np.cumsum(np.tile([1.0, 2.0], (n, 1)), axis=0),
+        "lost_ack_pkts": np.zeros((n, 2)),
+    }
+    link_series = {
+        "queue_pkts": np.tile([5.0, 20.0], (n, 1)),
+        "queue_bytes": np.tile([7500.0, 30000.0], (n, 1)),
+        "drops_pkts": np.cumsum(np.tile([1.0, 2.0], (n, 1)), axis=0),
+        "tx_bytes": np.cumsum(np.tile([5e6, 1e6], (n, 1)) * interval_s / 8.0, axis=0),
+    }
+    raw = RawTraces(
+        times_s=times,
+        flow_names=["down", "up"],
+        link_names=["down", "up"],
+        flow_series=flow_series,
+        link_series=link_series,
+        flow_info={
+            "flow_variant": ["NewReno", "Cubic"],
+            "flow_cc_type": ["ns3::TcpNewReno", "ns3::TcpCubic"],
+            "flow_src": ["server", "client"],
+            "flow_dst": ["client", "server"],
+            "flow_label": ["down", "up"],
+            "flow_link": ["down", "up"],
+            "flow_start_s": [0.0, 0.0],
+            "flow_connected_s": [0.1, 0.1],
+            "flow_end_s": [np.nan, np.nan],
+            "flow_size_bytes": [0, 0],
+            "flow_rx_bytes": rx[-1],
+        },
+        link_info={
+            "link_rate_bps": [10e6, 2e6],
+            "link_delay_s": [0.042, 0.052],
+            "link_buffer_pkts": [250, 40],
+            "link_qdisc": ["fifo", "fifo"],
+            "link_queue_max_pkts": [5.0, 20.0],
+            "link_goodput_capacity_bps": list(capacity_bps),
+        },
+        attrs={
+            "config": json.dumps({"id": "synthetic"}),
+            "seed": 1,
+            "rep": 0,
+            "backend": "synthetic",
+            "cache_key": "0" * 20,
+            "interval_s": interval_s,
+            "warmup_s": warmup_s,
+            "duration_s": duration_s,
+            "tcprepro_version": "test",
+            "git_commit": "test",
+            "kernel": "test",
+            "created": "2026-01-01T00:00:00+00:00",
+            **(attrs or {}),
+        },
+    )
+    return make_run_dataset(raw)

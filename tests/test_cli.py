@@ -1,0 +1,46 @@
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def tcprepro(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "tcprepro.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_doctor_prints_every_capability_with_a_fix_for_missing_ones():
+    result = tcprepro("doctor")
+    assert result.returncode == 0
+    for name in (
+        "ns3-bindings",
+        "c++-compiler",
+        "tcprepro-models",
+        "netem",
+        "mininet",
+        "kernel-congestion-controls",
+        "latex",
+    ):
+        assert name in result.stdout
+    for line in result.stdout.splitlines():
+        if " MISSING " in line:
+            assert "->" in line, f"no fix given: {line}"
+
+
+def test_plan_counts_runs_and_estimates_time():
+    result = tcprepro("plan", "--tier", "paper", "--workdir", "/nonexistent")
+    assert result.returncode == 0, result.stderr
+    assert "A1: 90 runs, 0 cached, 90 to simulate, 7 cells pending" in result.stdout
+    assert "total: 180 simulations to run, about" in result.stdout
+
+
+def test_validate_prints_the_resolved_scenario():
+    result = tcprepro("validate", "workflow/scenarios/A2.yaml", "--print")
+    assert result.returncode == 0, result.stderr
+    assert '"buffer_pkts": 250' in result.stdout
+    assert '"rate": "2000000.0bps"' in result.stdout

@@ -1,0 +1,158 @@
+"""ns-3 integration: tiny scenarios with physics checks that can fail."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from conftest import ACCESS, DUMBBELL, ROOT
+from tcprepro import metrics
+from tcprepro.scenario import apply_overrides, load_scenario_dict
+from tcprepro.store import open_dataset, validate_run_dataset
+
+pytestmark = pytest.mark.slow
+
+
+def run(data, overrides=(), rep=0):
+    from tcprepro.ns3.backend import run_scenario
+
+    return run_scenario(load_scenario_dict(apply_overrides(data, overrides)), rep)
+
+
+def test_single_newreno_flow_fills_a_link_whose_buffer_exceeds_the_bdp():
+    # RTT = 2 x (5 + 20) ms = 50 ms; BDP = 10 Mb/s x 50 ms = 42 packets < 100-packet buffer
+    ds = run(DUMBBELL, ["duration=30s", "warmup=5s"])
+    assert validate_run_dataset(ds) == []
+    util = float(metrics.utilisation(ds).sel(flow="f0"))
+    assert util >= 0.95, util
+    assert float(ds["link_queue_max_pkts"].sel(link="bottleneck")) <= 100
+
+
+def test_queue_never_exceeds_its_buffer_and_overflow_drops():
+    ds = run(DUMBBELL, ["duration=30s", "warmup=5s", "topology.bottleneck.buffer_pkts=10"])
+    assert float(ds["link_queue_max_pkts"].sel(link="bottleneck")) <= 10
+    assert float(ds["queue_pkts"].sel(link="bottleneck").max()) <= 10
+    assert float(ds["drops_pkts"].sel(link="bottleneck").sum()) > 0
+    assert float(ds["lost_data_pkts"].sel(flow="f0").sum()) == float(
+        ds["drops_pkts"].sel(link="bottleneck").sum()
+    )
+
+
+def test_oversized_uplink_buffer_starves_the_download():
+    # study A, A2 setting: NewReno both ways, uplink buffer 250 packets
+    ds = run(ACCESS, ["duration=60s", "warmup=10s", "topology.uplink.buffer_pkts=250"])
+    util = metrics.utilisation(ds)
+    up, down = float(util.sel(flow="up")), float(util.sel(flow="down"))
+    assert up > 0.8, up
+    assert down < 0.7 * up, (down, up)
+
+
+def test_one_way_delays_are_asymmetric():
+    # a 1000-byte download from the server: SYN down (42 ms), SYN-ACK up (52 ms),
+    # data down (42 ms) plus serialisation; symmetric 47/47 ms would give 141 ms.
+    ds = run(ACCESS, ["flows={down: {direction: down, variant: NewReno, size: 1000B}}"])
+    elapsed = float(ds["flow_end_s"].sel(flow="down") - ds["flow_start_s"].sel(flow="down"))
+    assert elapsed == pytest.approx(0.042 + 0.052 + 0.042, abs=0.002)
+    handshake = float(ds["flow_connected_s"].sel(flow="down") - ds["flow_start_s"].sel(flow="down"))
+    assert handshake == pytest.approx(0.094, abs=0.001)
+
+
+def test_congestion_control_is_set_per_socket():
+    ds = run(
+        DUMBBELL,
+        [
+            "duration=10s",
+            "warmup=1s",
+            "flows={a: {src: s0, variant: Vegas}, b: {src: s0, variant: Cubic}, "
+            "c: {src: s0, variant: HighSpeed}}",
+        ],
+    )
+    assert list(ds["flow_cc_type"].values) == [
+        "ns3::TcpVegas",
+        "ns3::TcpCubic",
+        "ns3::TcpHighSpeed",
+    ]
+    assert (metrics.goodput_bps(ds) > 0).all()
+
+
+def test_vegas_keeps_the_queue_short_where_newreno_fills_it():
+    vegas = run(DUMBBELL, ["duration=30s", "warmup=10s", "flows.f0.variant=Vegas"])
+    reno = run(DUMBBELL, ["duration=30s", "warmup=10s"])
+    q_vegas = float(metrics.mean_queue_pkts(vegas).sel(link="bottleneck"))
+    q_reno = float(metrics.mean_queue_pkts(reno).sel(link="bottleneck"))
+    assert q_vegas < 10 < q_reno, (q_vegas, q_reno)
+
+
+def _data(ds):
+    return ds.drop_attrs(deep=False)
+
+
+def test_same_seed_same_dataset_in_process_and_in_a_fresh_process(tmp_path):
+    overrides = ["duration=15s", "flows.up.start={uniform: [0s, 3s]}", "flows.up.variant=Cubic"]
+    first = run(ACCESS, overrides)
+    second = run(ACCESS, overrides)  # back to back in the same process
+    xr.testing.assert_identical(_data(first), _data(second))
+    assert first.attrs["cache_key"] == second.attrs["cache_key"]
+
+    scenario = tmp_path / "s.yaml"
+    import yaml
+
+    scenario.write_text(yaml.safe_dump(apply_overrides(ACCESS, overrides)))
+    out = tmp_path / "fresh.nc"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tcprepro.cli",
+            "simulate",
+            str(scenario),
+            "-o",
+            str(out),
+            "--quiet",
+        ],
+        check=True,
+        cwd=ROOT,
+    )
+    xr.testing.assert_identical(_data(open_dataset(out)), _data(first).drop_vars([]))
+
+
+def test_another_repetition_gives_another_dataset():
+    overrides = ["duration=15s", "repetitions=2", "flows.up.start={uniform: [0s, 3s]}"]
+    rep0, rep1 = run(ACCESS, overrides, 0), run(ACCESS, overrides, 1)
+    assert rep0.attrs["cache_key"] != rep1.attrs["cache_key"]
+    assert not np.array_equal(rep0["goodput_bps"].values, rep1["goodput_bps"].values)
+
+
+def test_provenance_attributes():
+    ds = run(DUMBBELL, ["duration=2s", "warmup=0s"])
+    for attr in (
+        "config",
+        "tcprepro_version",
+        "ns3_version",
+        "git_commit",
+        "kernel",
+        "created",
+        "cache_key",
+    ):
+        assert ds.attrs[attr] != ""
+    assert ds.attrs["ns3_version"].startswith("3.44")
+    # the recorded configuration is the resolved scenario, and loads again as it is
+    config = load_scenario_dict(json.loads(ds.attrs["config"]))
+    assert config.duration == 2.0
+    assert config.to_json() == ds.attrs["config"]
+
+
+def test_bad_ns3_attribute_is_refused_before_running():
+    from tcprepro.errors import ConfigError
+
+    with pytest.raises(
+        ConfigError,
+        match=r"flows.f0.variant.params: ns3::TcpVegas has no "
+        r"attribute 'Alfa'",
+    ):
+        run(DUMBBELL, ["flows.f0.variant={name: Vegas, params: {Alfa: 1}}"])
+    with pytest.raises(ConfigError, match="invalid value"):
+        run(DUMBBELL, ["flows.f0.variant={name: Vegas, params: {Alpha: -3}}"])

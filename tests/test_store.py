@@ -1,0 +1,122 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from synthetic import synthetic_run
+from tcprepro import store
+
+
+def test_run_dataset_follows_the_schema():
+    ds = synthetic_run()
+    assert store.validate_run_dataset(ds) == []
+    assert ds["goodput_bps"].attrs["units"] == "bit/s"
+    assert ds["time"].attrs["units"] == "s"
+    broken = ds.drop_vars("rtt_s")
+    assert "missing variable rtt_s" in store.validate_run_dataset(broken)
+
+
+def test_counters_become_per_interval_values():
+    ds = synthetic_run(interval_s=0.5)
+    assert np.allclose(ds["tx_data_pkts"].values, 100.0)
+    assert np.allclose(ds["drops_pkts"].sel(link="up").values, 2.0)
+
+
+def test_round_trip_is_exact(tmp_path):
+    ds = synthetic_run()
+    path = store.write_dataset(ds, tmp_path / "run.nc")
+    back = store.open_dataset(path)
+    xr.testing.assert_identical(back.drop_attrs(deep=False), ds.drop_attrs(deep=False))
+    assert back.attrs == ds.attrs
+    assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
+    ds = synthetic_run()
+
+    def explode(self, path, *args, **kwargs):
+        with open(path, "wb") as handle:
+            handle.write(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(xr.Dataset, "to_netcdf", explode)
+    with pytest.raises(OSError, match="disk full"):
+        store.write_dataset(ds, tmp_path / "run.nc")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_killed_writer_never_leaves_a_partial_dataset(tmp_path):
+    """SIGKILL a process in the middle of writing a big dataset: the final name never
+    appears half-written (either absent, or complete and readable)."""
+    target = tmp_path / "big.nc"
+    code = f"""
+import numpy as np, xarray as xr
+from tcprepro.store import write_dataset
+ds = xr.Dataset({{"x": (("a", "b"), np.random.default_rng(0).random((4000, 4000)))}})
+print("ready", flush=True)
+write_dataset(ds, {str(target)!r})
+"""
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.3)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    if target.exists():  # the rename happened before the kill: it must be complete
+        assert store.open_dataset(target)["x"].shape == (4000, 4000)
+    else:
+        leftovers = [p.name for p in tmp_path.iterdir()]
+        assert all(name.startswith(".big.nc.tmp-") for name in leftovers)
+
+
+def _figure_run(up, down, rep, values):
+    return synthetic_run(
+        attrs={
+            "figure": "A1",
+            "sweep": json.dumps({"up": up, "down": down}),
+            "sweep_values": json.dumps(values),
+            "rep": rep,
+        }
+    )
+
+
+def test_combine_has_one_dim_per_swept_parameter_plus_rep(tmp_path):
+    values = {"up": ["NewReno", "Cubic", "Compound"], "down": ["Vegas", "NewReno"]}
+    paths = []
+    for up in ["NewReno", "Cubic"]:
+        for down in values["down"]:
+            for rep in range(2):
+                path = tmp_path / f"{up}-{down}-{rep}.nc"
+                store.write_dataset(_figure_run(up, down, rep, values), path)
+                paths.append(path)
+    combined = store.combine_runs(paths)
+    assert list(combined["up"].values) == values["up"]  # config order, pending value kept
+    assert list(combined["down"].values) == values["down"]
+    assert list(combined["rep"].values) == [0, 1]
+    assert combined["goodput_bps"].dims == ("up", "down", "rep", "flow", "time")
+    assert combined.attrs["n_runs"] == 8
+    missing = json.loads(combined.attrs["missing_cells"])
+    assert missing == [{"up": "Compound", "down": "Vegas"}, {"up": "Compound", "down": "NewReno"}]
+    assert np.isnan(combined["goodput_bps"].sel(up="Compound")).all()
+    assert combined["run_cache_key"].sel(up="Cubic", down="Vegas", rep=1).item() == "0" * 20
+    store.write_dataset(combined, tmp_path / "combined.nc")  # string padding is writable
+    assert (
+        store.open_dataset(tmp_path / "combined.nc")["flow_variant"]
+        .sel(up="Compound", down="Vegas", rep=0, flow="up")
+        .item()
+        == ""
+    )
+
+
+def test_combine_refuses_duplicates_and_foreign_runs():
+    values = {"up": ["NewReno"], "down": ["NewReno"]}
+    run = _figure_run("NewReno", "NewReno", 0, values)
+    with pytest.raises(ValueError, match="same sweep values"):
+        store.combine_runs([run, run.copy()])
+    with pytest.raises(ValueError, match="not produced for a figure"):
+        store.combine_runs([synthetic_run()])

@@ -1,0 +1,30 @@
+# Figure rules: a parameterised notebook reads a combined dataset and draws the
+# figure. Restyling a figure reruns no simulation.
+
+
+rule figure:
+    input:
+        combined="data/combined/{figure}.nc",
+        notebook=figure_notebook,
+    output:
+        pdf="paper/figures/{figure}.pdf",
+        notebook="data/notebooks/{figure}.ipynb",
+    log:
+        "data/logs/figures/{figure}.log",
+    shell:
+        "papermill {input.notebook} {output.notebook} --no-progress-bar "
+        "-p combined {input.combined} -p figure_id {wildcards.figure} "
+        "-p output_pdf {output.pdf} > {log} 2>&1"
+
+
+rule claims:
+    input:
+        study_combined,
+    output:
+        tex="paper/generated/claims_{study}.tex",
+        csv="data/claims/{study}.csv",
+    log:
+        "data/logs/claims/{study}.log",
+    shell:
+        "tcprepro claims --study {wildcards.study} --tex {output.tex} --csv {output.csv} "
+        "{input} > {log} 2>&1"
