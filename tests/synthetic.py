@@ -40,12 +40,14 @@ def synthetic_run(
         "retx_pkts": np.zeros((n, 2)),
         "lost_data_pkts": np.cumsum(np.tile([1.0, 2.0], (n, 1)), axis=0),
         "lost_ack_pkts": np.zeros((n, 2)),
+        "random_lost_pkts": np.zeros((n, 2)),
     }
     link_series = {
         "queue_pkts": np.tile([5.0, 20.0], (n, 1)),
         "queue_bytes": np.tile([7500.0, 30000.0], (n, 1)),
         "drops_pkts": np.cumsum(np.tile([1.0, 2.0], (n, 1)), axis=0),
         "tx_bytes": np.cumsum(np.tile([5e6, 1e6], (n, 1)) * interval_s / 8.0, axis=0),
+        "random_drops_pkts": np.zeros((n, 2)),
     }
     raw = RawTraces(
         times_s=times,
@@ -71,6 +73,7 @@ def synthetic_run(
             "link_delay_s": [0.042, 0.052],
             "link_buffer_pkts": [250, 40],
             "link_qdisc": ["fifo", "fifo"],
+            "link_loss_rate": [0.0, 0.0],
             "link_queue_max_pkts": [5.0, 20.0],
             "link_goodput_capacity_bps": list(capacity_bps),
         },

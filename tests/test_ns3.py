@@ -156,3 +156,18 @@ def test_bad_ns3_attribute_is_refused_before_running():
         run(DUMBBELL, ["flows.f0.variant={name: Vegas, params: {Alfa: 1}}"])
     with pytest.raises(ConfigError, match="invalid value"):
         run(DUMBBELL, ["flows.f0.variant={name: Vegas, params: {Alpha: -3}}"])
+
+
+def test_random_loss_rate_matches_the_configured_rate():
+    ds = run(DUMBBELL, ["duration=30s", "warmup=0s", "topology.bottleneck.loss_rate=0.01"])
+    destroyed = float(ds["random_drops_pkts"].sel(link="bottleneck").sum())
+    # packets put on the wire of the bottleneck: all data segments (1500 B) plus the rest
+    sent = float(
+        ds["tx_data_pkts"].sel(flow="f0").sum() - ds["lost_data_pkts"].sel(flow="f0").sum()
+    )
+    assert destroyed == float(ds["random_lost_pkts"].sel(flow="f0").sum())  # all data segments
+    rate = destroyed / sent
+    # binomial standard error at p = 0.01 over ~thousands of packets is ~0.1 %; allow 4 sigma
+    stderr = (0.01 * 0.99 / sent) ** 0.5
+    assert abs(rate - 0.01) < 4 * stderr, (rate, sent)
+    assert float(metrics.goodput_bps(ds).sel(flow="f0")) < 9e6  # losses cost throughput

@@ -111,6 +111,12 @@ class LinkDirection(_Strict):
     )
     qdisc: str = Field(default="fifo", description="queue discipline, see tcprepro.variants")
     qdisc_params: dict[str, Scalar] = Field(default_factory=dict)
+    loss_rate: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="random loss probability of each packet (after the queue)",
+    )
 
     @field_validator("qdisc")
     @classmethod

@@ -67,6 +67,11 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
     "queue_bytes": (("link", "time"), "byte", "queue occupancy at the sample time"),
     "drops_pkts": (("link", "time"), "packet", "packets dropped by the queue in the interval"),
     "tx_bytes": (("link", "time"), "byte", "bytes put on the wire in the interval (L2)"),
+    "random_drops_pkts": (
+        ("link", "time"),
+        "packet",
+        "packets destroyed by the random-loss model in the interval",
+    ),
     "flow_variant": (("flow",), "", "congestion control"),
     "flow_cc_type": (("flow",), "", "ns-3 type of the congestion control the socket used"),
     "flow_src": (("flow",), "", "sending host"),
@@ -82,6 +87,7 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
     "link_delay_s": (("link",), "s", "configured one-way delay"),
     "link_buffer_pkts": (("link",), "packet", "configured buffer"),
     "link_qdisc": (("link",), "", "queue discipline"),
+    "link_loss_rate": (("link",), "1", "configured random packet-loss probability"),
     "link_queue_max_pkts": (("link",), "packet", "largest occupancy seen in the run"),
     "link_goodput_capacity_bps": (
         ("link",),
@@ -91,8 +97,14 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
 }
 
 #: per-interval counters the backends report as cumulative totals
-CUMULATIVE_FLOW = ("tx_data_pkts", "retx_pkts", "lost_data_pkts", "lost_ack_pkts")
-CUMULATIVE_LINK = ("drops_pkts", "tx_bytes")
+CUMULATIVE_FLOW = (
+    "tx_data_pkts",
+    "retx_pkts",
+    "lost_data_pkts",
+    "lost_ack_pkts",
+    "random_lost_pkts",
+)
+CUMULATIVE_LINK = ("drops_pkts", "tx_bytes", "random_drops_pkts")
 
 
 @dataclass

@@ -38,6 +38,7 @@ class PlannedDirection:
     qdisc: str
     qdisc_params: tuple[tuple[str, object], ...] = ()
     trace_name: str | None = None
+    loss_rate: float = 0.0
 
     @classmethod
     def from_config(cls, cfg: LinkDirection, trace_name: str | None = None) -> PlannedDirection:
@@ -49,6 +50,7 @@ class PlannedDirection:
             qdisc=cfg.qdisc,
             qdisc_params=tuple(sorted(cfg.qdisc_params.items())),
             trace_name=trace_name,
+            loss_rate=cfg.loss_rate,
         )
 
 

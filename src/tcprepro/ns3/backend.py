@@ -45,8 +45,9 @@ FLOW_SERIES = (
     "retx_pkts",
     "lost_data_pkts",
     "lost_ack_pkts",
+    "random_lost_pkts",
 )
-LINK_SERIES = ("queue_pkts", "queue_bytes", "drops_pkts", "tx_bytes")
+LINK_SERIES = ("queue_pkts", "queue_bytes", "drops_pkts", "tx_bytes", "random_drops_pkts")
 
 
 def _text(value: object) -> str:
@@ -134,6 +135,7 @@ def _direction_spec(lib: Any, direction: PlannedDirection) -> Any:
     spec.delay_s = direction.delay_s
     spec.qdisc_type, spec.qdisc_attributes = qdisc_attributes(direction)
     spec.device_queue_pkts = DEVICE_QUEUE_PKTS
+    spec.loss_rate = direction.loss_rate
     spec.trace_name = direction.trace_name or ""
     return spec
 
@@ -271,6 +273,7 @@ def run_scenario(
         "link_delay_s": [d.delay_s for d in directions],
         "link_buffer_pkts": [d.buffer_pkts for d in directions],
         "link_qdisc": [d.qdisc for d in directions],
+        "link_loss_rate": [d.loss_rate for d in directions],
         "link_queue_max_pkts": queue_max,
         "link_goodput_capacity_bps": [
             goodput_capacity_bps(d.rate_bps, scenario.tcp, L2_OVERHEAD_BYTES) for d in directions

@@ -143,6 +143,7 @@ struct FlowState
     uint64_t retxPkts = 0;
     uint64_t lostDataPkts = 0;
     uint64_t lostAckPkts = 0;
+    uint64_t randomLostPkts = 0;
     SequenceNumber32 highestSent{0};
     bool anySent = false;
     std::string ccTypeInUse;
@@ -206,6 +207,7 @@ struct LinkTrace
     Ptr<QueueDisc> qdisc;
     Ptr<Queue<Packet>> deviceQueue;
     uint64_t txBytes = 0;
+    uint64_t randomDrops = 0;
     uint32_t maxPkts = 0;
 };
 
@@ -229,6 +231,8 @@ struct Simulation::Impl
     void Sample();
     int FlowOfEndpoint(Ipv4Address address, uint16_t port) const;
     void OnQdiscDrop(Ptr<const QueueDiscItem> item);
+    /// Attribute a dropped TCP/IPv4 packet to its flow: (flow, carries data).
+    std::pair<int, bool> Classify(const Ipv4Header& ip, Ptr<const Packet> segment) const;
 };
 
 // ----------------------------------------------------------------------------
@@ -435,32 +439,35 @@ Simulation::Impl::FlowOfEndpoint(Ipv4Address address, uint16_t port) const
     return flow == flowByEndpoint.end() ? -1 : flow->second;
 }
 
+std::pair<int, bool>
+Simulation::Impl::Classify(const Ipv4Header& ip, Ptr<const Packet> segment) const
+{
+    if (ip.GetProtocol() != TcpL4Protocol::PROT_NUMBER)
+    {
+        return {-1, false};
+    }
+    TcpHeader tcp;
+    Ptr<Packet> copy = segment->Copy();
+    copy->RemoveHeader(tcp);
+    if (copy->GetSize() > 0)
+    {
+        return {FlowOfEndpoint(ip.GetSource(), tcp.GetSourcePort()), true};
+    }
+    return {FlowOfEndpoint(ip.GetDestination(), tcp.GetDestinationPort()), false};
+}
+
 void
 Simulation::Impl::OnQdiscDrop(Ptr<const QueueDiscItem> item)
 {
     Ptr<const Ipv4QueueDiscItem> ipItem = DynamicCast<const Ipv4QueueDiscItem>(item);
-    if (!ipItem || ipItem->GetHeader().GetProtocol() != TcpL4Protocol::PROT_NUMBER)
+    if (!ipItem)
     {
         return;
     }
-    TcpHeader tcp;
-    Ptr<Packet> copy = item->GetPacket()->Copy();
-    copy->RemoveHeader(tcp);
-    if (copy->GetSize() > 0)
+    auto [flowId, data] = Classify(ipItem->GetHeader(), item->GetPacket());
+    if (flowId >= 0)
     {
-        int flowId = FlowOfEndpoint(ipItem->GetHeader().GetSource(), tcp.GetSourcePort());
-        if (flowId >= 0)
-        {
-            flows[flowId].lostDataPkts++;
-        }
-    }
-    else
-    {
-        int flowId = FlowOfEndpoint(ipItem->GetHeader().GetDestination(), tcp.GetDestinationPort());
-        if (flowId >= 0)
-        {
-            flows[flowId].lostAckPkts++;
-        }
+        (data ? flows[flowId].lostDataPkts : flows[flowId].lostAckPkts)++;
     }
 }
 
@@ -478,6 +485,7 @@ Simulation::Impl::Sample()
         flowSeries["retx_pkts"].push_back(static_cast<double>(flow.retxPkts));
         flowSeries["lost_data_pkts"].push_back(static_cast<double>(flow.lostDataPkts));
         flowSeries["lost_ack_pkts"].push_back(static_cast<double>(flow.lostAckPkts));
+        flowSeries["random_lost_pkts"].push_back(static_cast<double>(flow.randomLostPkts));
     }
     for (LinkTrace& link : links)
     {
@@ -489,6 +497,7 @@ Simulation::Impl::Sample()
                                             link.deviceQueue->GetNBytes());
         linkSeries["drops_pkts"].push_back(drops);
         linkSeries["tx_bytes"].push_back(static_cast<double>(link.txBytes));
+        linkSeries["random_drops_pkts"].push_back(static_cast<double>(link.randomDrops));
     }
     Simulator::Schedule(Seconds(sampleIntervalS), &Simulation::Impl::Sample, this);
 }
@@ -500,6 +509,27 @@ void
 CountTxBytes(Simulation::Impl* sim, size_t link, Ptr<const Packet> packet)
 {
     sim->links[link].txBytes += packet->GetSize();
+}
+
+/// A packet the random-loss model destroyed at the receiving device (PPP header still on).
+void
+CountRandomDrop(Simulation::Impl* sim, size_t link, Ptr<const Packet> packet)
+{
+    sim->links[link].randomDrops++;
+    Ptr<Packet> copy = packet->Copy();
+    PppHeader ppp;
+    copy->RemoveHeader(ppp);
+    if (ppp.GetProtocol() != 0x0021) // IPv4
+    {
+        return;
+    }
+    Ipv4Header ip;
+    copy->RemoveHeader(ip);
+    auto [flowId, data] = sim->Classify(ip, copy);
+    if (flowId >= 0 && data)
+    {
+        sim->flows[flowId].randomLostPkts++;
+    }
 }
 
 void
@@ -566,9 +596,11 @@ Simulation::AddLink(int nodeA, int nodeB, const DirectionSpec& aToB, const Direc
     }
     for (const DirectionSpec* spec : {&aToB, &bToA})
     {
-        if (!(spec->rate_bps > 0) || spec->delay_s < 0 || spec->device_queue_pkts == 0)
+        if (!(spec->rate_bps > 0) || spec->delay_s < 0 || spec->device_queue_pkts == 0 ||
+            spec->loss_rate < 0 || spec->loss_rate >= 1)
         {
-            throw std::invalid_argument("AddLink: rate must be > 0, delay >= 0, device queue >= 1");
+            throw std::invalid_argument(
+                "AddLink: rate must be > 0, delay >= 0, device queue >= 1, 0 <= loss rate < 1");
         }
     }
     // Validate the queue discs before creating anything.
@@ -624,6 +656,17 @@ Simulation::AddLink(int nodeA, int nodeB, const DirectionSpec& aToB, const Direc
     const DirectionSpec* specs[2] = {&aToB, &bToA};
     for (int i = 0; i < 2; ++i)
     {
+        // Random loss of this direction: packets are destroyed on arrival at the
+        // other end, after crossing the queue (as a lossy line would).
+        Ptr<PointToPointNetDevice> receiver =
+            DynamicCast<PointToPointNetDevice>(devices.Get(1 - i));
+        if (specs[i]->loss_rate > 0)
+        {
+            auto errorModel = CreateObject<RateErrorModel>();
+            errorModel->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
+            errorModel->SetRate(specs[i]->loss_rate);
+            receiver->SetReceiveErrorModel(errorModel);
+        }
         if (specs[i]->trace_name.empty())
         {
             continue;
@@ -639,6 +682,8 @@ Simulation::AddLink(int nodeA, int nodeB, const DirectionSpec& aToB, const Direc
                                                    MakeBoundCallback(&CountTxBytes, impl, index));
         qdiscs[i]->TraceConnectWithoutContext("PacketsInQueue",
                                               MakeBoundCallback(&TrackMaxQueue, impl, index));
+        receiver->TraceConnectWithoutContext("PhyRxDrop",
+                                             MakeBoundCallback(&CountRandomDrop, impl, index));
         qdiscs[i]->TraceConnectWithoutContext("Drop",
                                               MakeCallback(&Impl::OnQdiscDrop, impl));
     }

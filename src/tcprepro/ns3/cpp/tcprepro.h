@@ -31,6 +31,7 @@ struct DirectionSpec
     std::string qdisc_type;          ///< ns-3 TypeId of the root queue disc
     std::string qdisc_attributes;    ///< "Name=Value|Name=Value" set on the queue disc
     uint32_t device_queue_pkts = 1;  ///< packets the device itself may hold (below the qdisc)
+    double loss_rate = 0;            ///< random loss: probability that a packet is corrupted
     std::string trace_name;          ///< non-empty: sample queue, drops and tx bytes under this name
 };
 
@@ -83,10 +84,12 @@ class Simulation
     std::vector<std::string> FlowNames() const;
     std::vector<std::string> LinkNames() const;
     /// Row-major [sample][flow] series: rx_bytes, cwnd_bytes, rtt_sum_s, rtt_count,
-    /// tx_data_pkts, retx_pkts, lost_data_pkts, lost_ack_pkts (counters are cumulative).
+    /// tx_data_pkts, retx_pkts, lost_data_pkts, lost_ack_pkts, random_lost_pkts
+    /// (counters are cumulative; lost_* count queue drops, random_lost_pkts the data
+    /// segments the random-loss model destroyed).
     std::vector<double> FlowSeries(const std::string& var) const;
-    /// Row-major [sample][link] series: queue_pkts, queue_bytes, drops_pkts, tx_bytes
-    /// (drops and tx bytes cumulative).
+    /// Row-major [sample][link] series: queue_pkts, queue_bytes, drops_pkts, tx_bytes,
+    /// random_drops_pkts (all but the queue occupancy cumulative).
     std::vector<double> LinkSeries(const std::string& var) const;
     /// Per-flow scalars: start_s, connected_s, end_s (NaN while running), bytes, rx_bytes.
     std::vector<double> FlowScalars(const std::string& var) const;
