@@ -63,6 +63,11 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "packet",
         "pure ACKs of the flow dropped at a traced queue",
     ),
+    "random_lost_pkts": (
+        ("flow", "time"),
+        "packet",
+        "data segments destroyed by the random-loss model of a traced direction",
+    ),
     "queue_pkts": (("link", "time"), "packet", "queue occupancy at the sample time"),
     "queue_bytes": (("link", "time"), "byte", "queue occupancy at the sample time"),
     "drops_pkts": (("link", "time"), "packet", "packets dropped by the queue in the interval"),
