@@ -1,0 +1,26 @@
+"""The Mininet emulation backend: the same scenarios with real Linux TCP.
+
+Who does what (as in Mininet: nodes execute commands, interfaces configure
+themselves, links connect nodes):
+
+- :mod:`~tcprepro.emulation.linux` knows the Linux side: the ``tc`` commands of
+  one shaped link direction (htb rate, pfifo buffer, netem delay), the
+  sysctls and route metrics of the TCP settings, and the parsers of
+  ``tc -s -j qdisc`` and ``ss -tin`` output. Pure functions, testable anywhere.
+- :mod:`~tcprepro.emulation.topo` turns a :class:`~tcprepro.topology.NetworkPlan`
+  into a Mininet ``Topo`` (hosts and Linux routers joined by veth pairs, no
+  Open vSwitch) whose interfaces shape themselves and switch offloads off.
+- :mod:`~tcprepro.emulation.sampler` is the small process that samples
+  ``ss``/``tc`` inside one network namespace at the scenario's interval.
+- :mod:`~tcprepro.emulation.fidelity` probes each link before a run (rate,
+  RTT), watches the CPU during it, and gives the verdict stored in the dataset.
+- :mod:`~tcprepro.emulation.capabilities` says what a scenario needs from the
+  kernel (qdiscs, congestion controls), which route (native or VM) this host
+  takes, and refuses up front with one message listing what is missing.
+- :mod:`~tcprepro.emulation.backend` runs one repetition: capability checks,
+  topology, probes, iperf3 flows, sampling, teardown (always), dataset.
+- :mod:`~tcprepro.emulation.vm` is the full-kernel VM route (virtme-ng, QEMU
+  KVM or TCG): one boot per batch of runs; :mod:`~tcprepro.emulation.guest`
+  is what runs inside it.
+- :mod:`~tcprepro.emulation.crosscheck` compares ns-3 and emulation.
+"""

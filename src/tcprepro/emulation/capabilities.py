@@ -1,0 +1,345 @@
+"""What an emulated scenario needs from this host, and which route it takes.
+
+This module owns the capability side of the emulation: from a scenario, the
+Linux queueing disciplines (htb, pfifo/codel/fq_codel, netem when a direction
+has a delay or a loss) and congestion controls it needs (:func:`scenario_needs`);
+what the *native* route (Mininet on the running kernel, as root) lacks for
+them; what the *VM* route (virtme-ng booting Debian's full kernel, see
+:mod:`tcprepro.emulation.vm`) lacks; and the choice between the two
+(:func:`choose_route`), which refuses with one message naming every missing
+capability before anything starts. ``tcprepro doctor`` prints the same facts.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from tcprepro.emulation import linux
+from tcprepro.errors import CapabilityError, ConfigError
+from tcprepro.scenario import Scenario
+from tcprepro.topology import build_plan
+from tcprepro.variants import get_variant
+
+__all__ = [
+    "ROUTES",
+    "Missing",
+    "Needs",
+    "RouteChoice",
+    "choose_route",
+    "congestion_controls",
+    "emulation_versions",
+    "iperf3_version",
+    "mininet_importable",
+    "native_missing",
+    "qdisc_works",
+    "route_report",
+    "scenario_needs",
+    "vm_missing",
+]
+
+ROUTES = ("auto", "native", "vm")
+
+#: a minimal ``tc qdisc add ... <kind> ...`` argument list per kind, to probe the kernel
+_PROBE_ARGS = {
+    "netem": ["netem", "delay", "1ms"],
+    "htb": ["htb", "default", "1"],
+    "pfifo": ["pfifo", "limit", "10"],
+    "codel": ["codel", "limit", "10"],
+    "fq_codel": ["fq_codel", "limit", "10"],
+}
+
+
+@dataclass(frozen=True)
+class Needs:
+    """Kernel features one emulated scenario needs."""
+
+    qdiscs: tuple[str, ...]
+    congestion_controls: tuple[str, ...]
+
+    def __or__(self, other: Needs) -> Needs:
+        return Needs(
+            tuple(sorted({*self.qdiscs, *other.qdiscs})),
+            tuple(sorted({*self.congestion_controls, *other.congestion_controls})),
+        )
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A missing capability: its name, what was found, and how to get it."""
+
+    name: str
+    detail: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.detail} ({self.fix})"
+
+
+@dataclass(frozen=True)
+class RouteChoice:
+    """The route a batch of emulated runs takes, and why."""
+
+    route: str  # "native" or "vm"
+    reason: str
+
+
+def scenario_needs(scenario: Scenario) -> Needs:
+    """Queueing disciplines and congestion controls the scenario's emulation uses.
+
+    Raises
+    ------
+    ConfigError
+        When a flow's variant has no Linux implementation or a link's queue
+        discipline has no Linux mapping (naming the field).
+    """
+    plan = build_plan(scenario, 0)
+    qdiscs = {"htb"}
+    for index, link in enumerate(plan.links):
+        for side, direction in (("a_to_b", link.a_to_b), ("b_to_a", link.b_to_a)):
+            where = f"topology ({direction.trace_name or f'{link.a}-{link.b} {side}'}) qdisc"
+            qdiscs.add(linux.leaf_qdisc(direction, where)[0])
+            if linux.needs_netem(direction):
+                qdiscs.add("netem")
+        del index
+    controls = set()
+    for name, flow in scenario.flows.items():
+        variant = get_variant(flow.variant.name)
+        if not variant.linux_name:
+            raise ConfigError(
+                f"flows.{name}.variant: {variant.name} has no Linux implementation; "
+                "the Mininet backend cannot run it"
+            )
+        if flow.variant.params:
+            raise ConfigError(
+                f"flows.{name}.variant.params: ns-3 attributes; Linux congestion controls "
+                "take their parameters from module options, which the emulation does not set"
+            )
+        controls.add(variant.linux_name)
+    return Needs(tuple(sorted(qdiscs)), tuple(sorted(controls)))
+
+
+# ---------------------------------------------------------------------------
+# Native route
+
+
+def congestion_controls() -> list[str]:
+    """Congestion controls the running kernel offers now."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as handle:
+            return handle.read().split()
+    except OSError:
+        return []
+
+
+def mininet_importable() -> str | None:
+    """Mininet's version when ``import mininet`` works in this Python, else None."""
+    try:
+        import mininet.net  # noqa: F401
+        from mininet.net import VERSION
+    except ImportError:
+        return None
+    return str(VERSION)
+
+
+@functools.cache
+def qdisc_works(kind: str) -> bool:
+    """Whether the kernel lets a ``kind`` qdisc be created (tried in a throw-away namespace)."""
+    if os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("tc"):
+        return False
+    namespace = f"tcprepro-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        created = subprocess.run(["ip", "netns", "add", namespace], capture_output=True, check=False)
+        if created.returncode != 0:
+            return False
+        result = subprocess.run(
+            ["ip", "netns", "exec", namespace, "tc", "qdisc", "add", "dev", "lo", "root"]
+            + _PROBE_ARGS[kind],
+            capture_output=True,
+            check=False,
+        )
+        return result.returncode == 0
+    finally:
+        subprocess.run(["ip", "netns", "del", namespace], capture_output=True, check=False)
+
+
+def _programs() -> list[tuple[str, str]]:
+    return [
+        ("iperf3", "iperf3"),
+        ("ethtool", "ethtool"),
+        ("tc", "iproute2"),
+        ("ip", "iproute2"),
+        ("ss", "iproute2"),
+        ("ping", "iputils-ping"),
+        ("mnexec", "mininet"),
+    ]
+
+
+def _tools_missing() -> list[Missing]:
+    missing = []
+    if mininet_importable() is None:
+        missing.append(
+            Missing(
+                "mininet",
+                "cannot import mininet in this Python",
+                "apt-get install mininet; `make setup-test` links it into .venv",
+            )
+        )
+    for program, package in _programs():
+        if not shutil.which(program):
+            missing.append(Missing(program, f"{program} not found", f"apt-get install {package}"))
+    return missing
+
+
+def _cc_hint(name: str) -> str:
+    return f"modprobe tcp_{name}, or take the VM route (--route vm)"
+
+
+def native_missing(needs: Needs) -> list[Missing]:
+    """What the native route (Mininet on the running kernel) lacks for ``needs``."""
+    missing = []
+    if os.geteuid() != 0:
+        missing.append(Missing("root", f"uid {os.geteuid()}", "run emulations as root (sudo)"))
+    missing += _tools_missing()
+    if os.geteuid() == 0:
+        for kind in needs.qdiscs:
+            if not qdisc_works(kind):
+                fix = f"modprobe sch_{kind}, or take the VM route (--route vm)"
+                missing.append(Missing(f"qdisc {kind}", f"the kernel has no {kind} qdisc", fix))
+    offered = congestion_controls()
+    for name in needs.congestion_controls:
+        if name not in offered:
+            detail = f"the running kernel does not offer {name} (offers: {' '.join(offered)})"
+            missing.append(Missing(f"congestion control {name}", detail, _cc_hint(name)))
+    return missing
+
+
+# ---------------------------------------------------------------------------
+# VM route
+
+
+def vm_missing(needs: Needs) -> list[Missing]:
+    """What the full-kernel VM route lacks for ``needs`` (see :mod:`tcprepro.emulation.vm`)."""
+    from tcprepro.emulation import vm
+
+    missing = _tools_missing()
+    for program, fix in (
+        ("vng", "pip install virtme-ng (a dependency of tcprepro)"),
+        ("qemu-system-x86_64", "apt-get install qemu-system-x86"),
+        ("busybox", "apt-get install busybox-static"),
+    ):
+        if not vm.find_program(program):
+            missing.append(Missing(program, f"{program} not found", fix))
+    kernel = vm.find_kernel()
+    if kernel is None:
+        missing.append(
+            Missing(
+                "vm-kernel",
+                "no /boot/vmlinuz-* with its modules in /lib/modules",
+                "apt-get install linux-image-amd64",
+            )
+        )
+        return missing
+    for kind in needs.qdiscs:
+        if not kernel.has_qdisc(kind):
+            missing.append(
+                Missing(f"qdisc {kind} (VM kernel)", f"{kernel.release} has no sch_{kind}", "")
+            )
+    for name in needs.congestion_controls:
+        if not kernel.has_congestion_control(name):
+            missing.append(
+                Missing(
+                    f"congestion control {name} (VM kernel)",
+                    f"{kernel.release} has no tcp_{name}",
+                    "use a kernel that builds it",
+                )
+            )
+    return missing
+
+
+def choose_route(needs: Needs, forced: str = "auto") -> RouteChoice:
+    """Pick the route for ``needs``: native when it has everything, else the VM.
+
+    Raises
+    ------
+    CapabilityError
+        Naming every missing capability of the forced route, or of both routes.
+    ConfigError
+        For an unknown route name.
+    """
+    if forced not in ROUTES:
+        raise ConfigError(f"route: {forced!r} is not one of {', '.join(ROUTES)}")
+    if forced in ("auto", "native"):
+        native = native_missing(needs)
+        if not native:
+            return RouteChoice("native", f"the running kernel ({platform.release()}) has it all")
+        if forced == "native":
+            raise CapabilityError(_missing_message("native route (forced)", native))
+    vm_lacks = vm_missing(needs)
+    if not vm_lacks:
+        if forced == "vm":
+            return RouteChoice("vm", "forced (--route vm)")
+        lacks = ", ".join(m.name for m in native)
+        return RouteChoice("vm", f"the native route lacks: {lacks}")
+    if forced == "vm":
+        raise CapabilityError(_missing_message("VM route (forced)", vm_lacks))
+    raise CapabilityError(
+        _missing_message("native route", native) + "\n" + _missing_message("VM route", vm_lacks)
+    )
+
+
+def _missing_message(route: str, missing: Iterable[Missing]) -> str:
+    lines = "\n  ".join(str(m) for m in missing)
+    return f"missing capabilities for the {route}:\n  {lines}"
+
+
+def route_report(needs_by_label: dict[str, Needs]) -> list[str]:
+    """Lines saying which route each kind of scenario takes on this host, and why."""
+    lines = []
+    for label, needs in needs_by_label.items():
+        try:
+            choice = choose_route(needs)
+            text = f"{choice.route} ({choice.reason})"
+        except CapabilityError as exc:
+            text = "none: " + str(exc).replace("\n", "; ")
+        lines.append(f"{label}: {text}")
+    return lines
+
+
+# ---------------------------------------------------------------------------
+# Versions (part of the cache key of an emulated run)
+
+
+@functools.cache
+def iperf3_version() -> str:
+    """``iperf 3.12`` -> ``3.12`` (``not installed`` when missing)."""
+    if not shutil.which("iperf3"):
+        return "not installed"
+    out = subprocess.run(["iperf3", "--version"], capture_output=True, text=True, check=False)
+    words = out.stdout.split()
+    return words[1] if len(words) > 1 else out.stdout.strip()
+
+
+def emulation_versions(route: str) -> dict[str, str]:
+    """Versions that change an emulated run's result on ``route`` (kernel, iperf3, tcprepro)."""
+    import tcprepro
+
+    if route == "vm":
+        from tcprepro.emulation import vm
+
+        kernel = vm.find_kernel()
+        release = kernel.release if kernel else "none"
+    else:
+        release = platform.release()
+    return {
+        "tcprepro": tcprepro.__version__,
+        "kernel": release,
+        "iperf3": iperf3_version(),
+        "route": route,
+    }

@@ -1,0 +1,340 @@
+"""The Linux side of the emulation: tc commands, TCP sysctls, and output parsers.
+
+This module owns how one planned link direction becomes Linux queueing
+disciplines, how the scenario's TCP settings become sysctls and route metrics,
+and how ``tc -s -j qdisc show`` and ``ss -tin`` output is read back. It runs
+nothing itself (the topology and the sampler do), so every function is a pure
+function a test can check without root.
+
+One shaped direction (the egress interface of the sending side)::
+
+    root  netem delay <d> [loss <p>] limit <huge>     only when delay or loss > 0
+      └── htb, one class: rate = ceil = <rate>, small burst
+            └── pfifo limit <buffer_pkts>              (or codel / fq_codel)
+
+Why this shape (both measured on the reference machine, issue #8):
+
+- the buffer is a fifo under htb, and the delay a netem whose limit never
+  binds: netem's own packet limit also counts the packets travelling its delay
+  line, so using it as the buffer (Mininet's ``max_queue_size``) starves
+  long-RTT links (a 50 Mb/s link fell to 25 % with 100 packets and 100 ms);
+- a delay element in front of a FIFO server gives the same departure times as
+  one behind it (the queue is time-invariant), so putting netem at the root
+  changes no packet timing, only where the delay is spent;
+- offloads (TSO/GSO/GRO) are switched off by the topology: with them a
+  "100-packet" fifo holds 64 KB super-packets.
+
+Differences from ns-3 that remain (see the README):
+
+- htb releases a packet when its tokens allow and veth delivers it at once, so
+  a packet arrives one serialisation time (size / rate) earlier than over
+  ns-3's store-and-forward point-to-point link; the queue itself is the same
+  (``buffer_pkts`` waiting, plus the one being sent);
+- htb counts Ethernet frames without preamble/FCS (14 header bytes), ns-3's
+  point-to-point links a 2-byte PPP header: each backend's goodput capacity
+  uses its own overhead (:data:`ETHERNET_HEADER_BYTES`);
+- the random loss of a direction (netem) hits packets before the queue,
+  ns-3's error model after it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from tcprepro.errors import ConfigError
+from tcprepro.scenario import TcpSettings
+from tcprepro.topology import PlannedDirection
+
+__all__ = [
+    "ETHERNET_HEADER_BYTES",
+    "NETEM_HEADROOM_PKTS",
+    "SsSocket",
+    "egress_commands",
+    "frame_bytes",
+    "host_sysctls",
+    "htb_burst_bytes",
+    "leaf_qdisc",
+    "mtu_bytes",
+    "needs_netem",
+    "parse_ss",
+    "parse_tc_qdiscs",
+    "route_metrics",
+]
+
+#: bytes htb and ``tc`` count per packet on top of the IP packet (Ethernet header)
+ETHERNET_HEADER_BYTES = 14
+#: packets netem may hold on top of the buffer: more than any window fits (4 MiB / 64 B)
+NETEM_HEADROOM_PKTS = 65536
+#: the Linux queue disciplines a scenario's ``qdisc`` names map to (see tcprepro.variants)
+LEAF_QDISCS = {"fifo": "pfifo", "codel": "codel", "fq_codel": "fq_codel"}
+
+
+def tcp_ip_header_bytes(tcp: TcpSettings) -> int:
+    """IPv4 + TCP header bytes of a full data segment (timestamps add 12)."""
+    return 40 + (12 if tcp.timestamps else 0)
+
+
+def mtu_bytes(tcp: TcpSettings) -> int:
+    """Interface MTU that makes Linux TCP send segments of exactly ``tcp.mss`` bytes."""
+    return tcp.mss + tcp_ip_header_bytes(tcp)
+
+
+def frame_bytes(tcp: TcpSettings) -> int:
+    """Bytes htb counts for one full data segment (IP packet + Ethernet header)."""
+    return mtu_bytes(tcp) + ETHERNET_HEADER_BYTES
+
+
+def needs_netem(direction: PlannedDirection) -> bool:
+    """True when the direction has a delay or a random loss (netem's job)."""
+    return direction.delay_s > 0 or direction.loss_rate > 0
+
+
+def htb_burst_bytes(rate_bps: float, frame: int) -> int:
+    """htb burst: one frame, or 1 ms at line rate on fast links (fewer timer wake-ups).
+
+    A small burst keeps htb close to a constant-rate server; at 10 Mb/s a burst
+    of one frame means at most one packet leaves early after an idle period.
+    """
+    return max(frame, math.ceil(rate_bps * 1e-3 / 8))
+
+
+def leaf_qdisc(direction: PlannedDirection, where: str = "") -> list[str]:
+    """``tc`` arguments of the buffer qdisc of a direction (``pfifo limit B`` ...).
+
+    Raises
+    ------
+    ConfigError
+        For a queue discipline the emulation does not map (its parameters
+        have no faithful Linux equivalent yet).
+    """
+    kind = LEAF_QDISCS.get(direction.qdisc)
+    if kind is None:
+        supported = ", ".join(LEAF_QDISCS)
+        raise ConfigError(
+            f"{where or 'qdisc'}: {direction.qdisc!r} is not supported by the Mininet "
+            f"backend (supported: {supported})"
+        )
+    if direction.qdisc_params:
+        raise ConfigError(
+            f"{where or 'qdisc_params'}: qdisc_params are ns-3 attributes; the Mininet "
+            "backend cannot map them"
+        )
+    return [kind, "limit", str(direction.buffer_pkts)]
+
+
+def egress_commands(dev: str, direction: PlannedDirection, tcp: TcpSettings) -> list[list[str]]:
+    """The ``tc`` commands (argv lists) that shape one direction on interface ``dev``."""
+    frame = frame_bytes(tcp)
+    commands: list[list[str]] = []
+    parent = ["root"]
+    if needs_netem(direction):
+        netem = [
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            dev,
+            "root",
+            "handle",
+            "1:",
+            "netem",
+            "delay",
+            f"{round(direction.delay_s * 1e6)}us",
+            "limit",
+            str(direction.buffer_pkts + NETEM_HEADROOM_PKTS),
+        ]
+        if direction.loss_rate > 0:
+            netem += ["loss", "random", f"{direction.loss_rate * 100:.6g}%"]
+        commands.append(netem)
+        parent = ["parent", "1:1"]
+    burst = htb_burst_bytes(direction.rate_bps, frame)
+    rate = f"{round(direction.rate_bps)}bit"
+    commands += [
+        ["tc", "qdisc", "add", "dev", dev, *parent, "handle", "2:", "htb", "default", "1"],
+        [
+            "tc",
+            "class",
+            "add",
+            "dev",
+            dev,
+            "parent",
+            "2:",
+            "classid",
+            "2:1",
+            "htb",
+            "rate",
+            rate,
+            "ceil",
+            rate,
+            "burst",
+            f"{burst}b",
+            "cburst",
+            f"{burst}b",
+            "quantum",
+            str(frame),
+        ],
+        [
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            dev,
+            "parent",
+            "2:1",
+            "handle",
+            "3:",
+            *leaf_qdisc(direction),
+        ],
+    ]
+    return commands
+
+
+def host_sysctls(tcp: TcpSettings, router: bool) -> dict[str, str]:
+    """Per-namespace sysctls implementing the TCP settings (and forwarding on routers).
+
+    ``tcp_no_metrics_save`` keeps one run's RTT/ssthresh cache out of the next;
+    the buffer maxima let autotuning (and iperf3 ``-w``) reach the scenario's
+    socket buffers.
+    """
+    out = {
+        "net.ipv4.tcp_sack": str(int(tcp.sack)),
+        "net.ipv4.tcp_timestamps": str(int(tcp.timestamps)),
+        "net.ipv4.tcp_window_scaling": str(int(tcp.window_scaling)),
+        "net.ipv4.tcp_no_metrics_save": "1",
+        "net.ipv4.tcp_ecn": "0",
+        "net.ipv4.tcp_wmem": f"4096 16384 {max(tcp.send_buffer, 16384) * 2}",
+        "net.ipv4.tcp_rmem": f"4096 131072 {max(tcp.recv_buffer, 131072) * 2}",
+        "net.ipv4.ip_forward": "1" if router else "0",
+        "net.ipv4.conf.all.rp_filter": "0",
+        "net.ipv4.conf.default.rp_filter": "0",
+    }
+    return out
+
+
+def route_metrics(tcp: TcpSettings) -> list[str]:
+    """``ip route`` metrics for the scenario's initial window and minimum RTO."""
+    return [
+        "initcwnd",
+        str(tcp.initial_cwnd_pkts),
+        "rto_min",
+        f"{max(1, round(tcp.min_rto * 1000))}ms",
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Parsers
+
+
+def parse_tc_qdiscs(text: str) -> dict[str, dict[str, object]]:
+    """Read ``tc -s -j qdisc show dev X``: handle (``"3:"``) -> kind and counters."""
+    text = text.strip()
+    if not text:
+        return {}
+    out: dict[str, dict[str, object]] = {}
+    for entry in json.loads(text):
+        out[str(entry.get("handle", ""))] = {
+            "kind": entry.get("kind"),
+            "bytes": int(entry.get("bytes", 0)),
+            "packets": int(entry.get("packets", 0)),
+            "drops": int(entry.get("drops", 0)),
+            "backlog_bytes": int(entry.get("backlog", 0)),
+            "qlen_pkts": int(entry.get("qlen", 0)),
+        }
+    return out
+
+
+#: ``ss`` fields printed as "name value" rather than "name:value"
+_SS_SPACED = {"send", "pacing_rate", "delivery_rate"}
+#: bare flags ss prints before the congestion-control name
+_SS_FLAGS = {"ts", "sack", "ecn", "ecnseen", "fastopen", "ecn_flags", "app_limited"}
+
+
+@dataclass
+class SsSocket:
+    """One TCP socket as ``ss -tin`` prints it."""
+
+    state: str
+    local: str
+    peer: str
+    cc: str | None = None
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def number(self, name: str, default: float = math.nan) -> float:
+        """A numeric field (``cwnd``, ``bytes_received``, ...); ``default`` when absent."""
+        value = self.fields.get(name)
+        if value is None:
+            return default
+        try:
+            return float(value.split("/")[0].split(",")[0].rstrip("ms"))
+        except ValueError:
+            return default
+
+    def pair(self, name: str) -> tuple[float, float]:
+        """A ``a/b`` field (``retrans:0/12``, ``rtt:41.2/3.1``) as two numbers (NaN if absent)."""
+        value = self.fields.get(name)
+        if value is None or "/" not in value:
+            return math.nan, math.nan
+        first, second = value.split("/", 1)
+        return float(first), float(second)
+
+
+def _normalise(endpoint_text: str) -> str:
+    """``[::ffff:10.0.1.2]:5201`` (an IPv4 peer of a dual-stack socket) -> ``10.0.1.2:5201``."""
+    if endpoint_text.startswith("[::ffff:"):
+        address, _, port = endpoint_text[len("[::ffff:") :].partition("]:")
+        return f"{address}:{port}"
+    return endpoint_text
+
+
+def _split_endpoint_line(line: str) -> tuple[str, str, str] | None:
+    parts = line.split()
+    if len(parts) < 5:
+        return None
+    return parts[0], _normalise(parts[3]), _normalise(parts[4])
+
+
+def parse_ss(text: str) -> list[SsSocket]:
+    """Read ``ss -tinH`` output (a socket line, then an indented info line)."""
+    sockets: list[SsSocket] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            parsed = _split_endpoint_line(line)
+            if parsed is not None:
+                sockets.append(SsSocket(*parsed))
+            continue
+        if not sockets:
+            continue
+        sock = sockets[-1]
+        tokens = line.split()
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token in _SS_SPACED and i + 1 < len(tokens):
+                sock.fields[token] = tokens[i + 1]
+                i += 2
+                continue
+            if ":" in token and not token.startswith("("):
+                key, value = token.split(":", 1)
+                sock.fields[key] = value
+            elif sock.cc is None and token not in _SS_FLAGS and token.isidentifier():
+                sock.cc = token
+            i += 1
+    return sockets
+
+
+def endpoint(ip: str, port: int) -> str:
+    """``ss``'s spelling of an IPv4 endpoint."""
+    return f"{ip}:{port}"
+
+
+def find_socket(sockets: Iterable[SsSocket], local: str, peer: str) -> SsSocket | None:
+    """The socket with this local and peer endpoint, if listed."""
+    for sock in sockets:
+        if sock.local == local and sock.peer == peer:
+            return sock
+    return None

@@ -1,0 +1,242 @@
+"""Mininet topologies built from a network plan: hosts and Linux routers on veth links.
+
+This module owns the emulated network of one run: :class:`PlanTopo` (a Mininet
+``Topo`` whose ``build()`` adds one host per plan node and one veth link per
+plan link, no switch, no Open vSwitch), :class:`ShapedIntf` (an interface that
+configures itself: MTU, offloads off and checked, and the ``tc`` tree of the
+direction it sends), the IPv4 addressing, the static routes (with the
+scenario's initial window and minimum RTO as route metrics) and the
+per-namespace TCP sysctls.
+
+Field meanings match ns-3 (see :mod:`tcprepro.topology`): the queue of a
+direction sits at the egress of its *sending* side, so link ``a``--``b``
+shapes ``a_to_b`` on ``a``'s interface and ``b_to_a`` on ``b``'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from tcprepro.emulation import linux
+from tcprepro.errors import CapabilityError
+from tcprepro.scenario import TcpSettings
+from tcprepro.topology import NetworkPlan, PlannedDirection
+
+__all__ = [
+    "Addressing",
+        "configure_network",
+    "make_topo",
+    "shaped_intf_class",
+    "verify_offloads",
+]
+
+#: offloads that would let a "packet" be a 64 KB super-packet in a queue
+OFFLOADS = {
+    "tso": "tcp-segmentation-offload",
+    "gso": "generic-segmentation-offload",
+    "gro": "generic-receive-offload",
+}
+
+
+def _check(node: Any, argv: list[str]) -> str:
+    """Run ``argv`` in the node's namespace; raise with its stderr when it fails."""
+    out, err, code = node.pexec(argv)
+    if code != 0:
+        raise RuntimeError(f"{node.name}: `{' '.join(argv)}` failed ({code}): {err.strip()}")
+    return out
+
+
+@dataclass(frozen=True)
+class Addressing:
+    """IPv4 addresses of one plan: link ``i`` is ``10.<i//250>.<i%250 + 1>.0/24``."""
+
+    plan: NetworkPlan
+
+    @staticmethod
+    def subnet(index: int) -> str:
+        """Network prefix (first three octets) of link ``index``."""
+        return f"10.{index // 250}.{index % 250 + 1}"
+
+    def address(self, index: int, side: str) -> str:
+        """Address of side ``a`` (.1) or ``b`` (.2) of link ``index``."""
+        return f"{self.subnet(index)}.{1 if side == 'a' else 2}"
+
+    def interface(self, index: int) -> str:
+        """Interface name of link ``index`` on both of its nodes (they are in two namespaces)."""
+        return f"eth{index}"
+
+    def host_ip(self, host: str) -> str:
+        """The address flows use to reach ``host`` (its first link)."""
+        for index, link in enumerate(self.plan.links):
+            if link.a == host:
+                return self.address(index, "a")
+            if link.b == host:
+                return self.address(index, "b")
+        raise KeyError(host)
+
+    def routes(self, node: str) -> list[tuple[str, str, str]]:
+        """Static routes of ``node``: (destination /24, gateway, interface)."""
+        links = self.plan.links
+        neighbours: dict[str, list[tuple[str, int]]] = {}
+        for index, link in enumerate(links):
+            neighbours.setdefault(link.a, []).append((link.b, index))
+            neighbours.setdefault(link.b, []).append((link.a, index))
+        first_hop: dict[str, tuple[str, int]] = {}
+        queue = deque([node])
+        seen = {node}
+        while queue:
+            current = queue.popleft()
+            for nxt, index in neighbours.get(current, []):
+                if nxt in seen:
+                    continue
+                seen.add(nxt)
+                first_hop[nxt] = first_hop.get(current, (nxt, index))
+                queue.append(nxt)
+        out = []
+        for index, link in enumerate(links):
+            if node in (link.a, link.b):
+                continue
+            target = min((link.a, link.b), key=lambda n: self.distance(node, n))
+            hop, via_index = first_hop[target]
+            via = links[via_index]
+            gateway_side = "a" if via.a == hop else "b"
+            out.append(
+                (
+                    f"{self.subnet(index)}.0/24",
+                    self.address(via_index, gateway_side),
+                    self.interface(via_index),
+                )
+            )
+        return out
+
+    def distance(self, src: str, dst: str) -> int:
+        """Hop count between two nodes."""
+        return len(self.path(src, dst))
+
+    def path(self, src: str, dst: str) -> list[tuple[int, str]]:
+        """Links crossed from ``src`` to ``dst``: (link index, direction ``a_to_b``/``b_to_a``)."""
+        previous: dict[str, tuple[str, int, str]] = {}
+        queue = deque([src])
+        seen = {src}
+        while queue:
+            current = queue.popleft()
+            if current == dst:
+                break
+            for index, link in enumerate(self.plan.links):
+                for here, there, way in ((link.a, link.b, "a_to_b"), (link.b, link.a, "b_to_a")):
+                    if here == current and there not in seen:
+                        seen.add(there)
+                        previous[there] = (current, index, way)
+                        queue.append(there)
+        hops = []
+        node = dst
+        while node != src:
+            node, index, way = previous[node]
+            hops.append((index, way))
+        return hops[::-1]
+
+    def path_directions(self, src: str, dst: str) -> list[PlannedDirection]:
+        """The planned directions a packet from ``src`` to ``dst`` crosses."""
+        return [getattr(self.plan.links[index], way) for index, way in self.path(src, dst)]
+
+
+def verify_offloads(node: Any, dev: str) -> None:
+    """Raise unless TSO, GSO and GRO are off on ``dev`` (``ethtool -k``)."""
+    text = _check(node, ["ethtool", "-k", dev])
+    states = {}
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        states[name.strip()] = value.strip()
+    still_on = [name for name in OFFLOADS.values() if states.get(name, "").startswith("on")]
+    if still_on:
+        raise CapabilityError(f"{node.name} {dev}: offloads still on after ethtool: {still_on}")
+
+
+@functools.cache
+def shaped_intf_class() -> type:
+    """The Mininet ``Intf`` subclass of every emulated interface (Mininet imported on use)."""
+    from mininet.link import Intf
+
+    class ShapedIntf(Intf):
+        """A veth end that configures itself: MTU, offloads off (checked), egress shaping."""
+
+        def config(
+            self,
+            egress: PlannedDirection | None = None,
+            tcp: TcpSettings | None = None,
+            prefix_len: int = 24,
+            **params: Any,
+        ) -> dict[str, Any]:
+            ip = params.pop("ip", None)
+            result = super().config(**params)
+            node = self.node
+            if ip:
+                _check(node, ["ip", "addr", "add", f"{ip}/{prefix_len}", "dev", self.name])
+            if tcp is not None:
+                _check(node, ["ip", "link", "set", "dev", self.name, "mtu", str(linux.mtu_bytes(tcp))])
+                features = [item for name in OFFLOADS for item in (name, "off")]
+                _check(node, ["ethtool", "-K", self.name, *features])
+                verify_offloads(node, self.name)
+            if egress is not None and tcp is not None:
+                for argv in linux.egress_commands(self.name, egress, tcp):
+                    _check(node, argv)
+            _check(node, ["ip", "link", "set", "dev", self.name, "up"])
+            return result
+
+    return ShapedIntf
+
+
+def make_topo(plan: NetworkPlan, tcp: TcpSettings) -> Any:
+    """A Mininet ``Topo`` of the plan (import of Mininet deferred to here)."""
+    from mininet.topo import Topo
+
+    addressing = Addressing(plan)
+
+    class PlanTopo(Topo):
+        """One host per plan node, one veth link per plan link, no switch."""
+
+        def build(self) -> None:
+            for name in plan.nodes:
+                self.addHost(name, ip=None)
+            for index, link in enumerate(plan.links):
+                dev = addressing.interface(index)
+                self.addLink(
+                    link.a,
+                    link.b,
+                    intfName1=dev,
+                    intfName2=dev,
+                    params1={"ip": addressing.address(index, "a"), "egress": link.a_to_b, "tcp": tcp},
+                    params2={"ip": addressing.address(index, "b"), "egress": link.b_to_a, "tcp": tcp},
+                )
+
+    return PlanTopo()
+
+
+def configure_network(net: Any, plan: NetworkPlan, tcp: TcpSettings) -> dict[str, dict[str, str]]:
+    """Sysctls and routes of every node; returns the sysctls set, by node (provenance)."""
+    addressing = Addressing(plan)
+    applied: dict[str, dict[str, str]] = {}
+    for name in plan.nodes:
+        node = net.get(name)
+        sysctls = linux.host_sysctls(tcp, router=name in plan.routers)
+        _check(node, ["ip", "link", "set", "dev", "lo", "up"])
+        _check(node, ["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in sysctls.items())])
+        applied[name] = sysctls
+        for destination, gateway, dev in addressing.routes(name):
+            _check(
+                node,
+                ["ip", "route", "add", destination, "via", gateway, "dev", dev, *linux.route_metrics(tcp)],
+            )
+    return applied
+
+
+def qdisc_tree(node: Any, dev: str) -> str:
+    """``tc qdisc show`` of one interface, for provenance."""
+    try:
+        return _check(node, ["tc", "qdisc", "show", "dev", dev]).strip()
+    except (RuntimeError, subprocess.SubprocessError) as exc:  # pragma: no cover - diagnostics
+        return f"unavailable: {exc}"
