@@ -12,6 +12,7 @@ configfile: "workflow/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/emulate.smk"
 include: "workflow/rules/paper.smk"
 
 

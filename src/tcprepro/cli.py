@@ -26,6 +26,8 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
     results = doctor.check_all()
     print(doctor.format_table(results))
+    print()
+    print("\n".join(doctor.emulation_routes()))
     return 0
 
 
@@ -68,6 +70,47 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     scenario = _load(args)
     scenario.check_rep(args.rep)
     return _run_and_write(scenario, args.rep, Path(args.output), args.quiet)
+
+
+def _cmd_emulate(args: argparse.Namespace) -> int:
+    from tcprepro.emulation.runner import EmulationJob, emulate_batch
+
+    scenario = _load(args)
+    scenario.check_rep(args.rep)
+    job = EmulationJob(scenario, args.rep, Path(args.output))
+    [result] = emulate_batch([job], args.route, probe_s=args.probe_s)
+    return 0 if result.ok else 1
+
+
+def _cmd_emulate_figure(args: argparse.Namespace) -> int:
+    from tcprepro.emulation.workflow import make_emulated_figure
+
+    config = _workflow(args)
+    tier = args.tier or config.tier
+    make_emulated_figure(config, args.figure, tier, args.route, args.output)
+    print(f"{args.output}: emulated runs of {args.figure} ({tier} tier) combined")
+    return 0
+
+
+def _cmd_crosscheck(args: argparse.Namespace) -> int:
+    from tcprepro.emulation import crosscheck
+    from tcprepro.store import open_dataset
+
+    config = _workflow(args)
+    tolerance = config.figure(args.figure)["crosscheck"]
+    table = crosscheck.compare(
+        open_dataset(args.ns3),
+        open_dataset(args.emulated),
+        tolerance["utilisation_pp"],
+        tolerance["rtt_rel"],
+    )
+    if args.csv:
+        crosscheck.write_csv(table, args.csv)
+    if args.tex:
+        crosscheck.write_tex(table, args.tex, args.figure)
+    print(table.round(3).to_string(index=False))
+    print(crosscheck.summary(table))
+    return 0
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
@@ -137,7 +180,8 @@ def _cmd_paper_inputs(args: argparse.Namespace) -> int:
     for path in args.combined:
         with_figure = open_dataset(path).attrs.get("figure", Path(path).stem)
         combined[str(with_figure)] = path
-    for path in write_paper_inputs(config, args.tier or config.tier, combined, args.out_dir):
+    extra = {"emulation_note": args.emulation_note} if args.emulation_note else {}
+    for path in write_paper_inputs(config, args.tier or config.tier, combined, args.out_dir, **extra):
         print(path)
     return 0
 
@@ -176,6 +220,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_simulate)
 
+    p = sub.add_parser(
+        "emulate", help="run one repetition of a scenario in Mininet (real Linux TCP)"
+    )
+    scenario_args(p)
+    p.add_argument("-o", "--output", required=True, help="dataset to write (.nc)")
+    p.add_argument("--rep", type=int, default=0, help="repetition index (default 0)")
+    p.add_argument(
+        "--route",
+        choices=("auto", "native", "vm"),
+        default="auto",
+        help="native: Mininet on this kernel; vm: inside a full-kernel VM (virtme-ng); "
+        "auto (default): native when this kernel has every qdisc and congestion control",
+    )
+    p.add_argument("--probe-s", type=float, default=2.0, help="fidelity probe length (s)")
+    p.set_defaults(func=_cmd_emulate)
+
+    p = sub.add_parser(
+        "emulate-figure", help="emulate a figure's runs in one batch (used by Snakemake)"
+    )
+    workflow_args(p)
+    p.add_argument("--figure", required=True)
+    p.add_argument("--route", choices=("auto", "native", "vm"), default="auto")
+    p.add_argument("-o", "--output", required=True, help="combined emulated dataset (.nc)")
+    p.set_defaults(func=_cmd_emulate_figure)
+
+    p = sub.add_parser("crosscheck", help="compare a figure's ns-3 and emulated datasets")
+    p.add_argument("--workflow-config", default="workflow/config.yaml")
+    p.add_argument("--figure", required=True)
+    p.add_argument("--csv")
+    p.add_argument("--tex")
+    p.add_argument("ns3", help="combined ns-3 dataset")
+    p.add_argument("emulated", help="combined emulated dataset")
+    p.set_defaults(func=_cmd_crosscheck)
+
     p = sub.add_parser("build-models", help="compile tcprepro's C++ ns-3 code (cached)")
     p.add_argument("--force", action="store_true")
     p.set_defaults(func=_cmd_build)
@@ -210,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("paper-inputs", help="write the paper's generated LaTeX inputs")
     workflow_args(p)
     p.add_argument("--out-dir", required=True)
+    p.add_argument("--emulation-note", help="why this build includes or skips emulation")
     p.add_argument("combined", nargs="+")
     p.set_defaults(func=_cmd_paper_inputs)
     return parser

@@ -98,7 +98,12 @@ def _mininet() -> Status:
     path = shutil.which("mn")
     if not path:
         return Status(False, "Mininet not found", "apt-get install mininet")
-    return Status(True, path)
+    from tcprepro.emulation.capabilities import mininet_importable
+
+    version = mininet_importable()
+    if version is None:
+        return Status(False, f"{path}, but not importable here", "make setup-test links it into .venv")
+    return Status(True, f"Mininet {version} ({path})")
 
 
 def congestion_controls() -> list[str]:
@@ -171,6 +176,56 @@ def _latex() -> Status:
     )
 
 
+# ---- the emulation's full-kernel VM route (tcprepro.emulation.vm) ----------
+
+
+def _vm_program(name: str, fix: str) -> Callable[[], Status]:
+    def check() -> Status:
+        from tcprepro.emulation.vm import find_program
+
+        path = find_program(name)
+        return Status(bool(path), path or f"{name} not found", "" if path else fix)
+
+    return check
+
+
+def _vm_kernel() -> Status:
+    from tcprepro.emulation.vm import find_kernel
+
+    kernel = find_kernel()
+    if kernel is None:
+        return Status(False, "no /boot/vmlinuz-* with modules", "apt-get install linux-image-amd64")
+    extras = [n for n in ("netem", "htb") if kernel.has_qdisc(n)]
+    ccs = [n for n in ("vegas", "cubic", "bbr", "highspeed") if kernel.has_congestion_control(n)]
+    return Status(True, f"{kernel.image} (qdiscs {' '.join(extras)}; tcp {' '.join(ccs)} ...)")
+
+
+def _kvm() -> Status:
+    from tcprepro.emulation.vm import accelerator
+
+    accel, reason = accelerator()
+    return Status(accel == "kvm", reason, "the VM route falls back to QEMU TCG (slower)")
+
+
+def emulation_routes() -> list[str]:
+    """Which emulation route (native or VM) typical scenarios take on this host, and why."""
+    from tcprepro.emulation.capabilities import Needs, route_report
+
+    lines = route_report(
+        {
+            "zero-delay scenario, reno/cubic": Needs(("htb", "pfifo"), ("cubic", "reno")),
+            "study A (netem delays; reno, cubic, vegas)": Needs(
+                ("htb", "netem", "pfifo"), ("cubic", "reno", "vegas")
+            ),
+        }
+    )
+    return [
+        "Emulation routes on this host (force one with `tcprepro emulate --route native|vm`",
+        "or `emulation_route:` in workflow/config.yaml):",
+        *(f"  {line}" for line in lines),
+    ]
+
+
 CAPABILITIES: list[Capability] = [
     Capability("python", "everything", _python),
     Capability("ns3-bindings", "simulations", _ns3),
@@ -184,6 +239,17 @@ CAPABILITIES: list[Capability] = [
     Capability("tc", "emulations", _program("tc", "iproute2")),
     Capability("netem", "emulated delay", netem_available),
     Capability("kernel-congestion-controls", "emulated variants", _kernel_cc),
+    Capability("virtme-ng", "emulation VM route", _vm_program("vng", "pip install virtme-ng")),
+    Capability(
+        "qemu",
+        "emulation VM route",
+        _vm_program("qemu-system-x86_64", "apt-get install qemu-system-x86"),
+    ),
+    Capability(
+        "busybox-static", "emulation VM route", _vm_program("busybox", "apt-get install busybox-static")
+    ),
+    Capability("vm-kernel", "emulation VM route", _vm_kernel),
+    Capability("kvm", "fast emulation VM route", _kvm),
 ]
 
 

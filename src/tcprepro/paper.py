@@ -166,6 +166,8 @@ def _body(config: WorkflowConfig, figures: list[str], figure_dir: str, claims_di
                 rf"\label{{fig:{figure}}}",
                 r"\end{figure}",
             ]
+            if "mininet" in config.backends(figure):  # simulation vs emulation table
+                out.append(rf"\input{{{claims_dir}/crosscheck_{figure}.tex}}")
         out.append(rf"\input{{{claims_dir}/claims_{study}.tex}}")
         out.append(r"\clearpage")
     return "\n".join(out) + "\n"
@@ -178,6 +180,7 @@ def write_paper_inputs(
     out_dir: str | Path,
     figure_dir: str = "figures",
     claims_dir: str = "generated",
+    emulation_note: str = "",
 ) -> list[Path]:
     """Write body, parameters, deviations, provenance and numbers into ``out_dir``.
 
@@ -188,6 +191,10 @@ def write_paper_inputs(
     figure_dir, claims_dir
         Folders, relative to the paper source, holding the figure PDFs and the
         claims tables.
+    emulation_note
+        Whether this build includes the emulated (Mininet) figures, and why
+        (:attr:`tcprepro.emulation.workflow.EmulationDecision.summary`); quoted in
+        the paper as ``\\reproEmulation``.
     """
     from tcprepro.store import open_dataset
 
@@ -206,6 +213,7 @@ def write_paper_inputs(
         "nFigures": str(len(figures)),
         "simHours": f"{sim_seconds / 3600:.1f}",
         "nPendingCells": str(sum(len(v) for v in pending.values())),
+        "emulation": emulation_note or "emulation not considered in this build",
     }
     written = []
     for name, text in {

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import product
 from pathlib import Path
@@ -102,10 +102,13 @@ class Run:
     scenario_path: str
     overrides: tuple[str, ...]
     sweep_values: str  # JSON of every dimension's values (for the combined dataset)
+    backend: str = "ns3"  # or "mininet" (emulated runs, tcprepro.emulation)
 
     @property
     def path(self) -> str:
         """Output dataset, relative to the workflow's working directory."""
+        if self.backend != "ns3":
+            return f"data/emulated/{self.figure}/{self.cell}/rep{self.rep}.nc"
         return f"data/runs/{self.figure}/{self.cell}/rep{self.rep}.nc"
 
     def scenario(self) -> Scenario:
@@ -113,7 +116,11 @@ class Run:
         return _scenario(self.scenario_path, self.overrides)
 
     def cache_key(self, backend: str = "ns3") -> str:
-        """Hash of everything that determines this run's dataset."""
+        """Hash of everything that determines this run's (ns-3) dataset.
+
+        Emulated runs have their own key (the kernel, not ns-3, makes the result):
+        :func:`tcprepro.emulation.workflow.run_cache_key`.
+        """
         return self.scenario().cache_key(self.rep, backend, provenance.software_versions())
 
     def attrs(self) -> dict[str, Any]:
@@ -173,6 +180,9 @@ class WorkflowConfig:
         tier = tier or self.tier
         if tier not in TIERS:
             raise ConfigError(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
+        own = self.figure(figure).get("tiers", {})
+        if tier in own:  # a figure may define its own tiers (e.g. the emulation cross-check X1)
+            return own[tier]
         study = self.figure(figure)["study"]
         try:
             return self.data["studies"][study]["tiers"][tier]
@@ -215,12 +225,25 @@ class WorkflowConfig:
                 out.append((cell, "; ".join(reasons)))
         return out
 
-    def runs(self, figure: str, tier: str | None = None) -> list[Run]:
-        """Every run of a figure for a tier (pending cells excluded)."""
+    def runs(self, figure: str, tier: str | None = None, backend: str = "ns3") -> list[Run]:
+        """Every run of a figure for a tier (pending cells excluded).
+
+        ``backend="mininet"`` gives the emulated runs of a figure whose
+        ``backends`` list it (same cells and settings, other output paths).
+        """
         key = (figure, tier or self.tier)
         if key not in self._runs:
             self._runs[key] = self._make_runs(figure, tier)
-        return list(self._runs[key])
+        runs = list(self._runs[key])
+        if backend == "ns3":
+            return runs
+        if backend not in self.backends(figure):
+            return []
+        return [replace(run, backend=backend) for run in runs]
+
+    def backends(self, figure: str) -> list[str]:
+        """Backends a figure's runs use (``ns3`` unless its block lists ``backends``)."""
+        return list(self.figure(figure).get("backends", ["ns3"]))
 
     def _make_runs(self, figure: str, tier: str | None) -> list[Run]:
         block = self.figure(figure)

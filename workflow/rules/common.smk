@@ -1,13 +1,20 @@
 # Helpers shared by the rules: every path and parameter is computed by the
 # tcprepro library (tcprepro.sweep), so rules stay declarative.
+import sys
+
 from snakemake.utils import validate
 
+from tcprepro.emulation.workflow import decide, emulated_runs, run_cache_key
 from tcprepro.sweep import WorkflowConfig, plan_report
 
 validate(config, "../schemas/config.schema.yaml")
 WORKFLOW = WorkflowConfig(config)
 TIER = WORKFLOW.tier
-FIGURES = WORKFLOW.figures
+# Emulated figures (backends: [ns3, mininet]) are included or skipped, with the reason
+# printed here and written into the paper (tcprepro.emulation.workflow.decide).
+EMULATION = decide(WORKFLOW, TIER)
+print(f"tcprepro: {EMULATION.summary}", file=sys.stderr)
+FIGURES = EMULATION.keep(WORKFLOW.figures)
 STUDIES = WORKFLOW.studies()
 
 
@@ -41,8 +48,18 @@ def figure_notebook(wildcards):
 
 
 def study_combined(wildcards):
-    """Combined datasets of every figure of a study."""
-    return [f"data/combined/{f}.nc" for f in WORKFLOW.figures_of(wildcards.study)]
+    """Combined datasets of every figure of a study (cross-check figures aside)."""
+    return [
+        f"data/combined/{f}.nc"
+        for f in WORKFLOW.figures_of(wildcards.study)
+        if f in FIGURES and "mininet" not in WORKFLOW.backends(f)
+    ]
+
+
+def emulated_cache_keys(wildcards):
+    """Cache keys of a figure's emulated runs: a changed key reruns the batch job."""
+    runs = emulated_runs(WORKFLOW, wildcards.figure, TIER, EMULATION.route)
+    return sorted(run_cache_key(run, EMULATION.route) for run in runs)
 
 
 onstart:

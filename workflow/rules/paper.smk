@@ -15,8 +15,10 @@ rule paper_inputs:
         "data/logs/paper/inputs.log",
     params:
         tier=TIER,
+        emulation=EMULATION.summary,
     shell:
-        "tcprepro paper-inputs --tier {params.tier} --out-dir paper/generated {input} > {log} 2>&1"
+        "tcprepro paper-inputs --tier {params.tier} --emulation-note {params.emulation:q} "
+        "--out-dir paper/generated {input} > {log} 2>&1"
 
 
 rule paper:
@@ -25,6 +27,10 @@ rule paper:
         bib="paper/references.bib",
         figures=expand("paper/figures/{figure}.pdf", figure=FIGURES),
         claims=expand("paper/generated/claims_{study}.tex", study=STUDIES),
+        crosschecks=expand(
+            "paper/generated/crosscheck_{figure}.tex",
+            figure=[f for f in FIGURES if "mininet" in WORKFLOW.backends(f)],
+        ),
         generated=rules.paper_inputs.output,
     output:
         "paper/build/tcprepro.pdf",

@@ -240,7 +240,10 @@ def run_batch(
             ],
         }
         (workdir / "batch.json").write_text(json.dumps(batch))
-        guest = f"{sys.executable} -m tcprepro.emulation.guest {workdir / 'batch.json'}"
+        guest = (
+            f"{sys.executable} -m tcprepro.emulation.guest {workdir / 'batch.json'} "
+            f"> {workdir / 'guest.log'} 2>&1"
+        )
         argv = [
             vng,
             "--run",
@@ -275,9 +278,13 @@ def run_batch(
         if log is not None:
             print(f"VM batch: {len(jobs)} jobs, accel {accel}, {time.time() - launched:.0f} s", file=log)
         if not statuses:
-            tail = (workdir / "vng.log").read_text(errors="replace")[-2000:]
+            tail = "".join(
+                (workdir / name).read_text(errors="replace")[-1500:]
+                for name in ("vng.log", "guest.log")
+                if (workdir / name).exists()
+            )
             raise CapabilityError(f"the VM never reported (exit {proc.returncode}); vng log:\n{tail}")
-        for job, status in zip(jobs, statuses, strict=False):
+        for job, status in zip(jobs, statuses, strict=True):
             if status.get("ok"):
                 _move_into_place(Path(status["output"]), Path(job.output))
         return statuses

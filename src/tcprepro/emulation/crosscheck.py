@@ -1,0 +1,153 @@
+"""Simulation vs emulation: the cross-check table of a figure run by both backends.
+
+This module owns the comparison of a figure's combined ns-3 dataset with its
+combined emulated dataset, cell by cell and flow by flow: utilisation of each
+direction (percent of each backend's own goodput capacity, mean over
+repetitions) and mean RTT, the differences, and whether each lies within the
+figure's stated tolerance (``crosscheck`` in ``workflow/config.yaml``:
+percentage points of utilisation, relative RTT difference). Emulated cells
+that the fidelity gate flagged are marked, never silently counted as agreeing
+or disagreeing. :func:`tcprepro.plotting.crosscheck_scatter` draws the table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from tcprepro import metrics
+
+__all__ = ["compare", "summary", "write_csv", "write_tex"]
+
+
+def _cells(ds: xr.Dataset, backend: str) -> pd.DataFrame:
+    util = (metrics.utilisation(ds) * 100.0).mean("rep").rename(f"{backend}_util_pct")
+    rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep").rename(f"{backend}_rtt_ms")
+    frame = xr.merge([util, rtt]).to_dataframe().reset_index()
+    keep = [c for c in frame.columns if c in (*json.loads(ds.attrs["sweep_dims"]), "flow")]
+    return frame[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]
+
+
+def compare(
+    ns3: xr.Dataset, emulated: xr.Dataset | None, utilisation_pp: float, rtt_rel: float
+) -> pd.DataFrame:
+    """One row per (cell, flow): both backends' utilisation and RTT, differences, verdicts.
+
+    ``fidelity`` is ``ok``, ``flagged`` (a repetition failed the fidelity gate)
+    or ``not run`` (the route's kernel does not offer a variant of the cell).
+    """
+    dims = json.loads(ns3.attrs["sweep_dims"])
+    left = _cells(ns3, "ns3")
+    if emulated is None:  # nothing emulated (yet): every row "not run"
+        right = left.rename(columns={"ns3_util_pct": "emu_util_pct", "ns3_rtt_ms": "emu_rtt_ms"})
+        right[["emu_util_pct", "emu_rtt_ms"]] = np.nan
+        emulated = xr.Dataset()
+    else:
+        right = _cells(emulated, "emu")
+    table = left.merge(right, on=[*dims, "flow"], how="left")
+    if "fidelity_ok" in emulated:
+        gate = emulated["fidelity_ok"].min("rep").to_dataframe().reset_index()
+        table = table.merge(gate[[*dims, "fidelity_ok"]], on=dims, how="left")
+    else:
+        table["fidelity_ok"] = np.nan
+    table["diff_pp"] = table["emu_util_pct"] - table["ns3_util_pct"]
+    table["rtt_diff_rel"] = table["emu_rtt_ms"] / table["ns3_rtt_ms"] - 1.0
+    ran = table["emu_util_pct"].notna()
+    table["util_ok"] = (table["diff_pp"].abs() <= utilisation_pp).where(ran)
+    table["rtt_ok"] = (table["rtt_diff_rel"].abs() <= rtt_rel).where(ran)
+    table["fidelity"] = np.where(
+        ~ran, "not run", np.where(table["fidelity_ok"] == 1, "ok", "flagged")
+    )
+    table.attrs.update({"utilisation_pp": utilisation_pp, "rtt_rel": rtt_rel})
+    return table
+
+
+def summary(table: pd.DataFrame) -> dict[str, int]:
+    """Counts: rows compared, within tolerance (utilisation, RTT), flagged, not run."""
+    usable = table[table["fidelity"] == "ok"]
+    return {
+        "rows": len(table),
+        "compared": len(usable),
+        "util_within": int(usable["util_ok"].astype(bool).sum()),
+        "rtt_within": int(usable["rtt_ok"].astype(bool).sum()),
+        "flagged": int((table["fidelity"] == "flagged").sum()),
+        "not_run": int((table["fidelity"] == "not run").sum()),
+    }
+
+
+def _atomic(path: str | os.PathLike[str], text: str) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path
+
+
+def write_csv(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
+    """The table as CSV (atomically)."""
+    return _atomic(path, table.to_csv(index=False, float_format="%.4g"))
+
+
+def _fmt(value: float, spec: str) -> str:
+    return "--" if value is None or not np.isfinite(value) else format(value, spec)
+
+
+def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) -> Path:
+    """The table as a LaTeX longtable for the paper (atomically)."""
+    from tcprepro.claims import _tex_escape as tex
+
+    dims = [c for c in table.columns if c not in _VALUE_COLUMNS]
+    counts = summary(table)
+    tol_pp, tol_rtt = table.attrs["utilisation_pp"], table.attrs["rtt_rel"]
+    head = " & ".join(tex(d) for d in dims)
+    lines = [
+        r"\begingroup\small",
+        r"\begin{longtable}{@{}" + "l" * len(dims) + "rrrrrrl@{}}",
+        rf"\caption{{\textbf{{{tex(figure)}.}} ns-3 vs emulation (Mininet, real Linux TCP): "
+        rf"utilisation (\%) and mean RTT (ms) per flow. Tolerance: $\pm${tol_pp:g} percentage "
+        rf"points, $\pm${tol_rtt * 100:g}\% RTT. Within tolerance: {counts['util_within']} of "
+        rf"{counts['compared']} utilisations, {counts['rtt_within']} of {counts['compared']} "
+        rf"RTTs among runs that passed the fidelity gate; {counts['flagged']} rows flagged by the "
+        rf"gate, {counts['not_run']} not run (variant not offered by the kernel).}}"
+        rf"\label{{tab:crosscheck-{figure}}}\\",
+        rf"\toprule {head} & ns-3 & emu. & $\Delta$ pp & RTT ns-3 & RTT emu. & $\Delta$ RTT & "
+        r"gate \\ \midrule",
+        r"\endhead",
+    ]
+    for _, row in table.iterrows():
+        mark_u = "" if row["util_ok"] is True or row["fidelity"] != "ok" else r"$^\ast$"
+        mark_r = "" if row["rtt_ok"] is True or row["fidelity"] != "ok" else r"$^\ast$"
+        cells = " & ".join(tex(str(row[d])) for d in dims)
+        lines.append(
+            f"{cells} & {_fmt(row['ns3_util_pct'], '.1f')} & {_fmt(row['emu_util_pct'], '.1f')} & "
+            f"{_fmt(row['diff_pp'], '+.1f')}{mark_u} & {_fmt(row['ns3_rtt_ms'], '.0f')} & "
+            f"{_fmt(row['emu_rtt_ms'], '.0f')} & {_fmt(row['rtt_diff_rel'] * 100, '+.0f')}\\%{mark_r} & "
+            rf"{tex(row['fidelity'])} \\"
+        )
+    lines += [
+        r"\bottomrule",
+        r"\multicolumn{" + str(len(dims) + 7) + r"}{@{}l}{$^\ast$ outside the stated tolerance.}\\",
+        r"\end{longtable}",
+        r"\endgroup",
+    ]
+    return _atomic(path, "\n".join(lines) + "\n")
+
+
+_VALUE_COLUMNS = {
+    "ns3_util_pct",
+    "ns3_rtt_ms",
+    "emu_util_pct",
+    "emu_rtt_ms",
+    "fidelity_ok",
+    "diff_pp",
+    "rtt_diff_rel",
+    "util_ok",
+    "rtt_ok",
+    "fidelity",
+}

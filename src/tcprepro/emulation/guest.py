@@ -1,0 +1,93 @@
+"""What runs inside the VM of the full-kernel route: a batch of emulated runs.
+
+This module owns the guest side of :mod:`tcprepro.emulation.vm`. Started by
+``vng --exec`` as ``python -m tcprepro.emulation.guest <batch.json>``, it
+loads the kernel modules the batch needs (``sch_netem``, ``sch_htb``,
+``tcp_<variant>``...), raises the VM's socket-buffer limits (the VM is thrown
+away afterwards), then runs each job with the native code path
+(:func:`tcprepro.emulation.backend.run_scenario`) and appends one status line
+per job to ``status.jsonl`` in the shared folder. A failing job is recorded
+and the next one runs; the guest always exits normally so that the VM powers
+off.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["main"]
+
+
+def _modules(batch: dict[str, Any]) -> list[str]:
+    from tcprepro.emulation import capabilities
+    from tcprepro.scenario import load_scenario_dict
+
+    needs = capabilities.Needs((), ())
+    for job in batch["jobs"]:
+        needs = needs | capabilities.scenario_needs(load_scenario_dict(json.loads(job["scenario_json"])))
+    modules = [f"sch_{kind}" for kind in needs.qdiscs if kind != "pfifo"]
+    modules += [f"tcp_{name}" for name in needs.congestion_controls if name != "reno"]
+    return modules
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the batch described by ``argv[0]`` (a JSON file in the shared folder)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    batch_path = Path(args[0])
+    batch = json.loads(batch_path.read_text())
+    status_path = batch_path.parent / "status.jsonl"
+    boot_s = time.time() - float(batch["launched_wall_s"])
+    loaded = {}
+    for module in _modules(batch):
+        result = subprocess.run(["modprobe", module], capture_output=True, text=True, check=False)
+        loaded[module] = result.returncode == 0 or result.stderr.strip()
+    for key in ("net.core.rmem_max", "net.core.wmem_max"):
+        Path("/proc/sys", *key.split(".")).write_text(str(64 * 1024 * 1024))
+
+    from tcprepro.emulation.backend import EmulationOptions, run_scenario
+    from tcprepro.emulation.fidelity import Tolerances
+    from tcprepro.scenario import load_scenario_dict
+    from tcprepro.store import write_dataset
+
+    vm_attrs = {
+        "vm_accel": batch["accel"],
+        "vm_accel_reason": batch["accel_reason"],
+        "vm_boot_s": round(boot_s, 1),
+        "host_kernel": batch["host_kernel"],
+        "vm_modules": json.dumps(loaded, sort_keys=True),
+    }
+    for job in batch["jobs"]:
+        started = time.monotonic()
+        status: dict[str, Any] = {"output": job["output"], "guest_kernel": platform.release()}
+        try:
+            scenario = load_scenario_dict(json.loads(job["scenario_json"]))
+            opts = dict(job["options"])
+            tolerances = Tolerances(**opts.pop("tolerances", {}))
+            options = EmulationOptions(
+                route="vm",
+                tolerances=tolerances,
+                extra_attrs={**job["attrs"], **vm_attrs},
+                **opts,
+            )
+            ds = run_scenario(scenario, int(job["rep"]), options=options)
+            write_dataset(ds, job["output"])
+            status.update(ok=True, fidelity_ok=int(ds.attrs["fidelity_ok"]))
+        except Exception as exc:  # one job's failure must not end the batch
+            status.update(ok=False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+        status["wall_s"] = round(time.monotonic() - started, 1)
+        status["boot_s"] = round(boot_s, 1)
+        with open(status_path, "a") as handle:
+            handle.write(json.dumps(status) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Running a batch of emulated runs on the route this host takes.
+
+This module owns the dispatch: given jobs (a scenario, a repetition, an
+output path, dataset attributes), it finds what they need, chooses the route
+once for the whole batch (:func:`tcprepro.emulation.capabilities.choose_route`,
+refusing up front with every missing capability), then runs them one after the
+other here (native) or inside one VM boot (:mod:`tcprepro.emulation.vm`).
+Each dataset is written atomically; a failed job writes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from tcprepro.emulation import capabilities
+from tcprepro.emulation.fidelity import Tolerances
+from tcprepro.scenario import Scenario
+
+__all__ = ["EmulationJob", "JobResult", "emulate_batch", "plan_route"]
+
+
+@dataclass(frozen=True)
+class EmulationJob:
+    """One emulated run to make."""
+
+    scenario: Scenario
+    rep: int
+    output: Path
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """How one job ended."""
+
+    output: Path
+    ok: bool
+    error: str = ""
+    fidelity_ok: bool = False
+    wall_s: float = 0.0
+
+
+def plan_route(scenarios: Sequence[Scenario], route: str = "auto") -> capabilities.RouteChoice:
+    """The route a batch of scenarios takes (raises CapabilityError/ConfigError up front)."""
+    needs = capabilities.Needs(("htb",), ())
+    for scenario in scenarios:
+        needs = needs | capabilities.scenario_needs(scenario)
+    return capabilities.choose_route(needs, route)
+
+
+def emulate_batch(
+    jobs: Sequence[EmulationJob],
+    route: str = "auto",
+    *,
+    probe_s: float = 2.0,
+    tolerances: Tolerances | None = None,
+    log: TextIO = sys.stderr,
+) -> list[JobResult]:
+    """Run every job on one route (one VM boot for the whole batch on the VM route)."""
+    if not jobs:
+        return []
+    choice = plan_route([job.scenario for job in jobs], route)
+    tolerances = tolerances or Tolerances()
+    print(f"emulation: {len(jobs)} run(s) on the {choice.route} route ({choice.reason})", file=log)
+    route_attrs = {"route_reason": choice.reason}
+    if choice.route == "native":
+        return [_native(job, probe_s, tolerances, route_attrs, log) for job in jobs]
+    from tcprepro.emulation import vm
+
+    vm_jobs = [
+        vm.VmJob(
+            scenario_json=job.scenario.to_json(),
+            rep=job.rep,
+            output=str(job.output),
+            attrs={**job.attrs, **route_attrs},
+            options={"probe_s": probe_s, "tolerances": asdict(tolerances)},
+        )
+        for job in jobs
+    ]
+    statuses = vm.run_batch(vm_jobs, log=log)
+    results = []
+    for job, status in zip(jobs, statuses, strict=True):
+        result = JobResult(
+            output=job.output,
+            ok=bool(status.get("ok")),
+            error=str(status.get("error", "")),
+            fidelity_ok=bool(status.get("fidelity_ok", 0)),
+            wall_s=float(status.get("wall_s", 0.0)),
+        )
+        _report(result, job, log, status.get("traceback", ""))
+        results.append(result)
+    return results
+
+
+def _native(
+    job: EmulationJob, probe_s: float, tolerances: Tolerances, attrs: dict[str, Any], log: TextIO
+) -> JobResult:
+    from tcprepro.emulation.backend import EmulationOptions, run_scenario
+    from tcprepro.store import write_dataset
+
+    started = time.perf_counter()
+    options = EmulationOptions(
+        route="native", probe_s=probe_s, tolerances=tolerances, extra_attrs={**job.attrs, **attrs}
+    )
+    try:
+        ds = run_scenario(job.scenario, job.rep, options=options)
+    except Exception as exc:  # reported per job; the batch goes on
+        result = JobResult(job.output, False, f"{type(exc).__name__}: {exc}")
+        _report(result, job, log)
+        return result
+    write_dataset(ds, job.output)
+    result = JobResult(
+        job.output, True, fidelity_ok=bool(ds.attrs["fidelity_ok"]), wall_s=time.perf_counter() - started
+    )
+    _report(result, job, log)
+    return result
+
+
+def _report(result: JobResult, job: EmulationJob, log: TextIO, detail: str = "") -> None:
+    if result.ok:
+        verdict = "passed" if result.fidelity_ok else "FLAGGED (see the fidelity attribute)"
+        print(
+            f"  {job.output}: {job.scenario.id} rep {job.rep} in {result.wall_s:.0f} s; "
+            f"fidelity gate {verdict}",
+            file=log,
+        )
+    else:
+        print(f"  {job.output}: FAILED: {result.error}", file=log)
+        if detail:
+            print(detail, file=log)

@@ -1,0 +1,214 @@
+"""Emulated figures in the workflow: include or skip them, list and make their runs.
+
+This module owns what ``workflow/rules/emulate.smk`` and ``tcprepro
+emulate-figure`` need: the decision to include the emulated figures (those
+whose config block lists ``backends: [ns3, mininet]``) given the profile's
+``emulation`` setting (``auto``/``include``/``exclude``) and this host's
+capabilities (:func:`decide`, whose reason is printed and written into the
+paper); the emulated runs of a figure, limited to the cells whose variants the
+route's kernel offers; their cache keys (the kernel, iperf3 and route make an
+emulated result, not ns-3); and the batch that makes the missing runs (one VM
+boot) and combines them into one dataset.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from tcprepro.emulation import capabilities
+from tcprepro.errors import CapabilityError, ConfigError, TcpreproError
+from tcprepro.sweep import Run, WorkflowConfig
+from tcprepro.variants import canonical_variant, get_variant
+
+__all__ = [
+    "EmulationDecision",
+    "decide",
+    "emulated_figures",
+    "emulated_runs",
+    "make_emulated_figure",
+    "run_cache_key",
+]
+
+BACKEND = "mininet"
+
+
+@dataclass(frozen=True)
+class EmulationDecision:
+    """Whether this build includes the emulated figures, on which route, and why."""
+
+    enabled: bool
+    mode: str
+    route: str
+    reason: str
+    figures_skipped: tuple[str, ...] = ()
+
+    def keep(self, figures: Sequence[str]) -> list[str]:
+        """``figures`` without the emulated ones this build skips."""
+        return [f for f in figures if f not in self.figures_skipped]
+
+    @property
+    def summary(self) -> str:
+        """One line for the log and the paper."""
+        if self.enabled:
+            return f"emulation included ({self.route} route: {self.reason})"
+        skipped = ", ".join(self.figures_skipped) or "none"
+        return f"emulation skipped (figures {skipped}): {self.reason}"
+
+
+def emulated_figures(config: WorkflowConfig) -> list[str]:
+    """Figures whose runs are also emulated."""
+    return [f for f in config.figures if BACKEND in config.backends(f)]
+
+
+def decide(config: WorkflowConfig, tier: str | None = None) -> EmulationDecision:
+    """Include the emulated figures or skip them, from the config and this host.
+
+    Raises
+    ------
+    CapabilityError
+        With ``emulation: include`` on a host that cannot emulate.
+    """
+    mode = str(config.data.get("emulation", "auto"))
+    forced = str(config.data.get("emulation_route", "auto"))
+    figures = emulated_figures(config)
+    if not figures:
+        return EmulationDecision(False, mode, forced, "no figure lists the mininet backend")
+    if mode == "exclude":
+        return EmulationDecision(
+            False, mode, forced, "excluded by the profile (emulation: exclude)", tuple(figures)
+        )
+    scenarios = [run.scenario() for f in figures for run in config.runs(f, tier)[:1]]
+    try:
+        choice = _route_for(scenarios, forced)
+    except CapabilityError as exc:
+        if mode == "include":
+            raise
+        reason = "this host cannot emulate: " + str(exc).replace("\n", " ")
+        return EmulationDecision(False, mode, forced, reason, tuple(figures))
+    return EmulationDecision(True, mode, choice.route, choice.reason)
+
+
+def _route_for(scenarios: Sequence, forced: str) -> capabilities.RouteChoice:
+    """A route that can run the figures' scenarios (variants aside: cells are filtered)."""
+    needs = capabilities.Needs(("htb",), ())
+    for scenario in scenarios:
+        needs = needs | capabilities.Needs(capabilities.scenario_needs(scenario).qdiscs, ())
+    return capabilities.choose_route(needs, forced)
+
+
+def offered_variants(route: str) -> set[str]:
+    """Linux congestion-control names the route's kernel offers."""
+    if route == "native":
+        return set(capabilities.congestion_controls())
+    from tcprepro.emulation import vm
+
+    kernel = vm.find_kernel()
+    if kernel is None:
+        return set()
+    from tcprepro.variants import VARIANTS
+
+    return {
+        v.linux_name
+        for v in VARIANTS.values()
+        if v.linux_name and kernel.has_congestion_control(v.linux_name)
+    }
+
+
+def _cell_variants(run: Run) -> list[str]:
+    names = []
+    for _, value in run.sweep:
+        if isinstance(value, str):
+            try:
+                names.append(canonical_variant(value))
+            except ValueError:
+                continue
+    return names
+
+
+def emulated_runs(config: WorkflowConfig, figure: str, tier: str, route: str) -> list[Run]:
+    """The figure's emulated runs whose variants the route's kernel offers."""
+    offered = offered_variants(route)
+    runs = []
+    for run in config.runs(figure, tier, BACKEND):
+        linux_names = [get_variant(v).linux_name for v in _cell_variants(run)]
+        if all(name and name in offered for name in linux_names):
+            runs.append(run)
+    return runs
+
+
+def run_cache_key(run: Run, route: str) -> str:
+    """Cache key of an emulated run: scenario, repetition, kernel, iperf3, route, tcprepro."""
+    return run.scenario().cache_key(run.rep, BACKEND, capabilities.emulation_versions(route))
+
+
+def _cached(run: Run, route: str, workdir: Path) -> bool:
+    from tcprepro.store import open_dataset
+
+    path = workdir / run.path
+    if not path.exists():
+        return False
+    try:
+        return open_dataset(path).attrs.get("cache_key") == run_cache_key(run, route)
+    except (OSError, ValueError):
+        return False
+
+
+def make_emulated_figure(
+    config: WorkflowConfig,
+    figure: str,
+    tier: str,
+    route: str,
+    output: str | Path,
+    *,
+    workdir: Path = Path("."),
+    log: TextIO = sys.stderr,
+) -> Path:
+    """Emulate the figure's missing runs (one batch), then combine every run into ``output``.
+
+    Raises
+    ------
+    TcpreproError
+        When a run failed (its dataset is not written; the rerun retries it).
+    """
+    from tcprepro.emulation.runner import EmulationJob, emulate_batch, plan_route
+    from tcprepro.store import combine_runs, write_dataset
+
+    if BACKEND not in config.backends(figure):
+        raise ConfigError(f"figures.{figure}.backends does not list {BACKEND}")
+    runs = config.runs(figure, tier, BACKEND)
+    if not runs:
+        raise ConfigError(f"{figure} has no runs in tier {tier}")
+    choice = plan_route([run.scenario() for run in runs[:1]], route) if route == "auto" else None
+    route_name = choice.route if choice else route
+    wanted = emulated_runs(config, figure, tier, route_name)
+    skipped = len(runs) - len(wanted)
+    todo = [run for run in wanted if not _cached(run, route_name, workdir)]
+    print(
+        f"{figure}: {len(wanted)} emulated runs ({len(wanted) - len(todo)} cached, "
+        f"{len(todo)} to run; {skipped} cells not offered by the {route_name} kernel)",
+        file=log,
+    )
+    jobs = [
+        EmulationJob(run.scenario(), run.rep, workdir / run.path, run.attrs()) for run in todo
+    ]
+    results = emulate_batch(jobs, route_name, log=log)
+    failed = [r for r in results if not r.ok]
+    if failed:
+        raise TcpreproError(
+            f"{len(failed)} emulated run(s) failed: " + "; ".join(f"{r.output}: {r.error}" for r in failed)
+        )
+    if not wanted:
+        raise CapabilityError(f"{figure}: the {route_name} kernel offers none of the figure's variants")
+    combined = combine_runs([workdir / run.path for run in wanted])
+    combined.attrs["backend"] = BACKEND
+    combined.attrs["emulation_route"] = route_name
+    combined.attrs["cells_not_offered"] = json.dumps(
+        [dict(run.sweep) for run in runs if run not in wanted and run.rep == 0]
+    )
+    write_dataset(combined, output)
+    return Path(output)

@@ -1,0 +1,67 @@
+# Emulation rules (tcprepro.emulation): a figure whose config block lists
+# `backends: [ns3, mininet]` is also run with real Linux TCP in Mininet, natively
+# (needs root) or inside a full-kernel VM (virtme-ng), then compared with ns-3.
+# Emulations run in real time and share the host's kernel: one job at a time per
+# host (resource `emulation`, which the profiles grant once), always on this
+# machine (localrules). One job per figure, so the VM route boots once per batch;
+# inside it each run is cached under data/emulated/ by its own cache key (kernel,
+# iperf3, route, scenario), and only changed runs are redone.
+
+
+localrules:
+    emulate_figure,
+
+
+rule emulate_figure:
+    input:
+        ancient(scenario_files),
+    output:
+        "data/combined/emulated/{figure}.nc",
+    log:
+        "data/logs/emulate/{figure}.log",
+    params:
+        tier=TIER,
+        route=EMULATION.route,
+        cache_keys=emulated_cache_keys,
+    resources:
+        emulation=1,
+    message:
+        "Emulating {wildcards.figure} in real time (needs root, or the VM route)"
+    shell:
+        "tcprepro emulate-figure --tier {params.tier} --figure {wildcards.figure} "
+        "--route {params.route} -o {output} > {log} 2>&1"
+
+
+rule crosscheck_table:
+    input:
+        ns3="data/combined/{figure}.nc",
+        emulated="data/combined/emulated/{figure}.nc",
+    output:
+        tex="paper/generated/crosscheck_{figure}.tex",
+        csv="data/crosscheck/{figure}.csv",
+    log:
+        "data/logs/crosscheck/{figure}.log",
+    shell:
+        "tcprepro crosscheck --figure {wildcards.figure} --tex {output.tex} "
+        "--csv {output.csv} {input.ns3} {input.emulated} > {log} 2>&1"
+
+
+rule crosscheck_figure:
+    input:
+        ns3="data/combined/{figure}.nc",
+        emulated="data/combined/emulated/{figure}.nc",
+        notebook=figure_notebook,
+    output:
+        pdf="paper/figures/{figure}.pdf",
+        notebook="data/notebooks/{figure}.ipynb",
+    log:
+        "data/logs/figures/{figure}.log",
+    wildcard_constraints:
+        figure="X[0-9]+",
+    shell:
+        "papermill {input.notebook} {output.notebook} --no-progress-bar "
+        "-p combined {input.ns3} -p emulated {input.emulated} "
+        "-p figure_id {wildcards.figure} -p output_pdf {output.pdf} > {log} 2>&1"
+
+
+ruleorder: crosscheck_figure > figure
