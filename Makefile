@@ -18,31 +18,40 @@ BIN := $(VENV)/bin
 PROFILE ?= quick
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS ?=
+# emulated figures (X1): empty = the profile's setting (auto for quick and paper);
+# EMULATION=exclude | include | auto overrides it
+EMULATION ?=
+SNAKEMAKE_CONFIG := $(if $(EMULATION),--config tier=$(PROFILE) emulation=$(EMULATION),)
 
 # Debian packages: a C++ compiler for the ns-3 models, LaTeX for the paper,
-# Mininet, iperf3, ethtool and iproute2 for the emulation tests.
-APT_FIGURES := g++ make git latexmk texlive-latex-base texlive-latex-recommended
-APT_TEST := $(APT_FIGURES) iproute2
+# Mininet, iperf3, ethtool, ping and iproute2 for the emulations, and for their
+# full-kernel VM route (hosts without netem or a variant): Debian's kernel, QEMU,
+# and busybox-static (virtme-ng's initramfs). The emulated cross-check X1 is part
+# of `make figures` whenever the host can run it.
+APT_EMULATION := iproute2 mininet iperf3 ethtool iputils-ping qemu-system-x86 \
+                 busybox-static linux-image-amd64
+APT_FIGURES := g++ make git latexmk texlive-latex-base texlive-latex-recommended $(APT_EMULATION)
+APT_TEST := $(APT_FIGURES)
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help figures test setup-figures setup-test apt-figures apt-test venv models \
-        plan lint format clean clean-results
+.PHONY: help figures test setup-figures setup-test apt-figures apt-test venv mininet-link \
+        models plan lint format clean clean-results
 
 help:
 	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
 
 figures: setup-figures
 	tcprepro plan --tier $(PROFILE) --cores $(CORES)
-	snakemake --profile workflow/profiles/$(PROFILE) --cores $(CORES)
+	snakemake --profile workflow/profiles/$(PROFILE) --cores $(CORES) $(SNAKEMAKE_CONFIG)
 	@cat data/logs/claims/*.log
 	@echo "Paper: paper/build/tcprepro.pdf   Figures: paper/figures/   Data: data/"
 
 test: setup-test
 	pytest $(PYTEST_ARGS)
 
-setup-figures: apt-figures venv models
-setup-test: apt-test venv models
+setup-figures: apt-figures venv mininet-link models
+setup-test: apt-test venv mininet-link models
 
 # Install the Debian packages in $(1) that are not installed yet.
 define apt_install
@@ -73,6 +82,15 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	@touch $@
+
+# Debian's Mininet is a system Python module (/usr/lib/python3/dist-packages): link that
+# one package into .venv (not --system-site-packages, which would let every Debian
+# module stand in for a missing dependency of pyproject.toml). Runs every time; fast.
+MININET_SYSTEM := /usr/lib/python3/dist-packages/mininet
+mininet-link: venv
+	@site="$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"; \
+	if [ -d $(MININET_SYSTEM) ] && [ "$$(readlink "$$site/mininet")" != $(MININET_SYSTEM) ]; then \
+	  ln -sfn $(MININET_SYSTEM) "$$site/mininet"; echo "linked Debian's Mininet into $(VENV)"; fi
 
 models: venv
 	tcprepro build-models

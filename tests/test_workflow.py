@@ -64,11 +64,44 @@ def copy_workflow(dest):
 @pytest.mark.parametrize(("profile", "simulations"), [("smoke", 8), ("quick", 54), ("paper", 180)])
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
-    result = snakemake(workdir, "--profile", f"workflow/profiles/{profile}", "-n", "--cores", "2")
+    result = snakemake(
+        workdir,
+        "--profile",
+        f"workflow/profiles/{profile}",
+        "-n",
+        "--cores",
+        "2",
+        "--config",
+        f"tier={profile}",
+        "emulation=exclude",
+    )
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
     assert counts["figure"] == 2
     assert counts["paper"] == 1
+    assert "emulate_figure" not in counts
+    assert "emulation skipped (figures X1): excluded by the profile" in result.stderr
+
+
+def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
+    from tcprepro.emulation.workflow import decide
+    from tcprepro.sweep import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml", {"emulation": "auto"})
+    decision = decide(config, "quick")
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(workdir, "--profile", "workflow/profiles/quick", "-n", "--cores", "2")
+    counts = job_counts(result.stdout)
+    if not decision.enabled:  # a host that cannot emulate: skipped, with the reason printed
+        assert "emulate_figure" not in counts
+        assert "emulation skipped (figures X1): this host cannot emulate" in result.stderr
+        return
+    assert counts["simulate"] == 54 + 18  # X1's ns-3 side
+    assert counts["emulate_figure"] == 1  # one batch: the VM route boots once
+    assert counts["crosscheck_table"] == 1
+    assert counts["crosscheck_figure"] == 1
+    assert counts["figure"] == 2
+    assert "emulation included" in result.stderr
 
 
 @pytest.fixture(scope="module")

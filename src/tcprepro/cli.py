@@ -181,7 +181,9 @@ def _cmd_paper_inputs(args: argparse.Namespace) -> int:
         with_figure = open_dataset(path).attrs.get("figure", Path(path).stem)
         combined[str(with_figure)] = path
     extra = {"emulation_note": args.emulation_note} if args.emulation_note else {}
-    for path in write_paper_inputs(config, args.tier or config.tier, combined, args.out_dir, **extra):
+    for path in write_paper_inputs(
+        config, args.tier or config.tier, combined, args.out_dir, **extra
+    ):
         print(path)
     return 0
 

@@ -102,7 +102,9 @@ def _mininet() -> Status:
 
     version = mininet_importable()
     if version is None:
-        return Status(False, f"{path}, but not importable here", "make setup-test links it into .venv")
+        return Status(
+            False, f"{path}, but not importable here", "make setup-test links it into .venv"
+        )
     return Status(True, f"Mininet {version} ({path})")
 
 
@@ -246,7 +248,9 @@ CAPABILITIES: list[Capability] = [
         _vm_program("qemu-system-x86_64", "apt-get install qemu-system-x86"),
     ),
     Capability(
-        "busybox-static", "emulation VM route", _vm_program("busybox", "apt-get install busybox-static")
+        "busybox-static",
+        "emulation VM route",
+        _vm_program("busybox", "apt-get install busybox-static"),
     ),
     Capability("vm-kernel", "emulation VM route", _vm_kernel),
     Capability("kvm", "fast emulation VM route", _kvm),

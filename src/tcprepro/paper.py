@@ -194,7 +194,7 @@ def write_paper_inputs(
     emulation_note
         Whether this build includes the emulated (Mininet) figures, and why
         (:attr:`tcprepro.emulation.workflow.EmulationDecision.summary`); quoted in
-        the paper as ``\\reproEmulation``.
+        the paper by the macro ``reproEmulation``.
     """
     from tcprepro.store import open_dataset
 

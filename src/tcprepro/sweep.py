@@ -379,6 +379,13 @@ def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = P
             f"  {figure}: {len(runs)} runs, {len(runs) - len(todo)} cached, "
             f"{len(todo)} to simulate{note}"
         )
+        emulated = config.runs(figure, tier, "mininet")
+        if emulated:  # real time: the duration of each run plus about 30 s of set-up and probes
+            real_time_s = sum(run.scenario().duration + 30.0 for run in emulated)
+            lines.append(
+                f"  {figure}: plus up to {len(emulated)} emulated runs in real time, about "
+                f"{real_time_s / 60:.0f} min when none is cached (if the build includes emulation)"
+            )
         todo_all += todo
     estimate = estimate_wall_s(todo_all, cores)
     lines.append(

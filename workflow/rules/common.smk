@@ -4,7 +4,8 @@ import sys
 
 from snakemake.utils import validate
 
-from tcprepro.emulation.workflow import decide, emulated_runs, run_cache_key
+from tcprepro.emulation.workflow import decide, emulated_runs
+from tcprepro.emulation.workflow import run_cache_key as emulated_run_cache_key
 from tcprepro.sweep import WorkflowConfig, plan_report
 
 validate(config, "../schemas/config.schema.yaml")
@@ -59,7 +60,7 @@ def study_combined(wildcards):
 def emulated_cache_keys(wildcards):
     """Cache keys of a figure's emulated runs: a changed key reruns the batch job."""
     runs = emulated_runs(WORKFLOW, wildcards.figure, TIER, EMULATION.route)
-    return sorted(run_cache_key(run, EMULATION.route) for run in runs)
+    return sorted(emulated_run_cache_key(run, EMULATION.route) for run in runs)
 
 
 onstart:

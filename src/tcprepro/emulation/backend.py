@@ -59,7 +59,13 @@ from tcprepro.emulation.fidelity import (
     parse_ping,
     sleep_until,
 )
-from tcprepro.emulation.topo import Addressing, configure_network, make_topo, qdisc_tree, shaped_intf_class
+from tcprepro.emulation.topo import (
+    Addressing,
+    configure_network,
+    make_topo,
+    qdisc_tree,
+    shaped_intf_class,
+)
 from tcprepro.errors import CapabilityError
 from tcprepro.scenario import Scenario, TcpSettings
 from tcprepro.store import RawTraces, make_run_dataset
@@ -225,11 +231,15 @@ class Emulation:
         """Run a command in a node's namespace and wait for it."""
         return self.node(node).pexec(argv)
 
-    def popen(self, node: str, argv: list[str], stdout: Path | None = None) -> subprocess.Popen[bytes]:
+    def popen(
+        self, node: str, argv: list[str], stdout: Path | None = None
+    ) -> subprocess.Popen[bytes]:
         """Start a command in a node's namespace; it is killed at teardown."""
         out = open(stdout, "wb") if stdout else subprocess.DEVNULL  # noqa: SIM115
         try:
-            proc = self.node(node).popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            proc = self.node(node).popen(
+                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
         finally:
             if stdout:
                 out.close()
@@ -273,7 +283,11 @@ class Emulation:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             out, _, _ = self.pexec(node, ["ss", "-ltnuH"])
-            if any(line.split()[4].endswith(f":{port}") for line in out.splitlines() if len(line.split()) > 4):
+            if any(
+                line.split()[4].endswith(f":{port}")
+                for line in out.splitlines()
+                if len(line.split()) > 4
+            ):
                 return
             time.sleep(0.05)
         raise RuntimeError(f"{node}: no server listening on port {port} after {timeout_s:g} s")
@@ -301,7 +315,8 @@ def _probe(emu: Emulation, options: EmulationOptions) -> FidelityReport:
         forward = emu.addressing.path_directions(src, dst)
         backward = emu.addressing.path_directions(dst, src)
         configured_rtt = sum(d.delay_s for d in forward) + sum(d.delay_s for d in backward)
-        ping_out, _, _ = emu.pexec(src, ["ping", "-c", "5", "-i", "0.2", "-q", "-W", "3", dst_ip])
+        emu.pexec(src, ["ping", "-c", "1", "-W", "3", dst_ip])  # ARP resolved before measuring
+        ping_out, _, _ = emu.pexec(src, ["ping", "-c", "7", "-i", "0.2", "-W", "3", dst_ip])
         rtt = parse_ping(ping_out)
         port = PROBE_PORT + index
         server_log = emu.workdir / f"probe-{link_name}.json"
@@ -310,8 +325,21 @@ def _probe(emu: Emulation, options: EmulationOptions) -> FidelityReport:
         rate = direction.rate_bps * 1.05
         client = emu.popen(
             src,
-            ["iperf3", "-c", dst_ip, "-p", str(port), "-u", "-b", f"{rate:.0f}", "-l", str(payload),
-             "-t", f"{options.probe_s:g}", "-J"],
+            [
+                "iperf3",
+                "-c",
+                dst_ip,
+                "-p",
+                str(port),
+                "-u",
+                "-b",
+                f"{rate:.0f}",
+                "-l",
+                str(payload),
+                "-t",
+                f"{options.probe_s:g}",
+                "-J",
+            ],
             emu.workdir / f"probe-{link_name}-client.json",
         )
         timeout = options.probe_s + 30.0 + configured_rtt * 10
@@ -376,8 +404,20 @@ def _client_argv(emu: Emulation, index: int) -> list[str]:
     scenario = emu.scenario
     variant = get_variant(flow.variant.name)
     argv = [
-        "iperf3", "-c", emu.addressing.host_ip(flow.dst), "-p", str(port), "--cport", str(cport),
-        "-C", str(variant.linux_name), "-w", str(socket_buffer_bytes(scenario.tcp)), "-J", "-i", "0",
+        "iperf3",
+        "-c",
+        emu.addressing.host_ip(flow.dst),
+        "-p",
+        str(port),
+        "--cport",
+        str(cport),
+        "-C",
+        str(variant.linux_name),
+        "-w",
+        str(socket_buffer_bytes(scenario.tcp)),
+        "-J",
+        "-i",
+        "0",
     ]
     if flow.size_bytes:
         argv += ["-n", str(flow.size_bytes), "-l", str(min(flow.size_bytes, 131072))]
@@ -393,17 +433,28 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool) -> dict[str, Any]:
     workdir = emu.workdir
     for index, flow in enumerate(emu.plan.flows):
         port, _ = _flow_ports(index)
-        emu.popen(flow.dst, ["iperf3", "-s", "-1", "-J", "-p", str(port)], workdir / f"server{index}.json")
+        emu.popen(
+            flow.dst, ["iperf3", "-s", "-1", "-J", "-p", str(port)], workdir / f"server{index}.json"
+        )
     for index, flow in enumerate(emu.plan.flows):
         emu.wait_listening(flow.dst, _flow_ports(index)[0])
     go = workdir / "go"
     samplers = {}
     for node, what in _sampler_plan(emu).items():
         argv = [
-            sys.executable, "-m", "tcprepro.emulation.sampler",
-            "--out", str(workdir / f"samples-{node}.jsonl"),
-            "--ready", str(workdir / f"ready-{node}"),
-            "--go", str(go), "--interval", repr(interval), "--count", str(count),
+            sys.executable,
+            "-m",
+            "tcprepro.emulation.sampler",
+            "--out",
+            str(workdir / f"samples-{node}.jsonl"),
+            "--ready",
+            str(workdir / f"ready-{node}"),
+            "--go",
+            str(go),
+            "--interval",
+            repr(interval),
+            "--count",
+            str(count),
         ]
         if what["ss"]:
             argv.append("--ss")
@@ -428,7 +479,9 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool) -> dict[str, Any]:
         flow = emu.plan.flows[index]
         sleep_until(t0 + flow.start_s, cpu)
         starts[index] = time.monotonic() - t0
-        clients[index] = emu.popen(flow.src, _client_argv(emu, index), workdir / f"client{index}.json")
+        clients[index] = emu.popen(
+            flow.src, _client_argv(emu, index), workdir / f"client{index}.json"
+        )
     end = t0 + scenario.duration
     if progress:
         print(f"{scenario.id}: emulating {scenario.duration:g} s in real time", file=sys.stderr)
@@ -471,7 +524,9 @@ def _ffill(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _flow_series(emu: Emulation, samples: dict[str, list], count: int) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def _flow_series(
+    emu: Emulation, samples: dict[str, list], count: int
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     plan = emu.plan
     n_flows = len(plan.flows)
     shape = (count + 1, n_flows)
@@ -510,8 +565,12 @@ def _flow_series(emu: Emulation, samples: dict[str, list], count: int) -> tuple[
                 rx[k, index] = max(0.0, sock.number("bytes_received", 0.0) - IPERF3_COOKIE_BYTES)
     # cumulative counters hold their last value once a socket is gone (and are 0 before)
     rx = np.fmax.accumulate(np.nan_to_num(rx, nan=0.0), axis=0)
-    data_segs = np.column_stack([_ffill(data_segs[:, i]) for i in range(n_flows)]) if n_flows else data_segs
-    retrans = np.column_stack([_ffill(retrans[:, i]) for i in range(n_flows)]) if n_flows else retrans
+    data_segs = (
+        np.column_stack([_ffill(data_segs[:, i]) for i in range(n_flows)]) if n_flows else data_segs
+    )
+    retrans = (
+        np.column_stack([_ffill(retrans[:, i]) for i in range(n_flows)]) if n_flows else retrans
+    )
     present = ~np.isnan(srtt)
     rtt_sum = np.cumsum(np.where(present, srtt, 0.0), axis=0)
     rtt_count = np.cumsum(present.astype(float), axis=0)
@@ -532,9 +591,13 @@ def _flow_series(emu: Emulation, samples: dict[str, list], count: int) -> tuple[
     return series, {"cc": cc_seen, "connected_k": connected}
 
 
-def _link_series(emu: Emulation, samples: dict[str, list], count: int) -> tuple[list[str], dict[str, np.ndarray]]:
+def _link_series(
+    emu: Emulation, samples: dict[str, list], count: int
+) -> tuple[list[str], dict[str, np.ndarray]]:
     names: list[str] = []
-    columns: dict[str, list[np.ndarray]] = {k: [] for k in ("queue_pkts", "queue_bytes", "drops_pkts", "tx_bytes", "random_drops_pkts")}
+    columns: dict[str, list[np.ndarray]] = {
+        k: [] for k in ("queue_pkts", "queue_bytes", "drops_pkts", "tx_bytes", "random_drops_pkts")
+    }
     for index, link in enumerate(emu.plan.links):
         for node, direction in ((link.a, link.a_to_b), (link.b, link.b_to_a)):
             if not direction.trace_name:
@@ -564,7 +627,10 @@ def _link_series(emu: Emulation, samples: dict[str, list], count: int) -> tuple[
             columns["tx_bytes"].append(_ffill(sent) - baseline_sent)
             random = np.zeros(count + 1) if direction.loss_rate == 0 else np.full(count + 1, np.nan)
             columns["random_drops_pkts"].append(random)
-    series = {key: np.column_stack(cols) if cols else np.empty((count + 1, 0)) for key, cols in columns.items()}
+    series = {
+        key: np.column_stack(cols) if cols else np.empty((count + 1, 0))
+        for key, cols in columns.items()
+    }
     return names, series
 
 
@@ -638,18 +704,29 @@ def run_scenario(
             report = _probe(emu, options)
             cpu = CpuMonitor()
             info = _traffic(emu, cpu, progress)
-            report.cpu_mean_busy, report.cpu_saturated_fraction = cpu.summary(options.tolerances.cpu_busy)
+            report.cpu_mean_busy, report.cpu_saturated_fraction = cpu.summary(
+                options.tolerances.cpu_busy
+            )
             count = info["count"]
-            samples = {node: _read_samples(workdir / f"samples-{node}.jsonl", count) for node in info["samplers"]}
+            samples = {
+                node: _read_samples(workdir / f"samples-{node}.jsonl", count)
+                for node in info["samplers"]
+            }
             trees = {}
             for index, link in enumerate(plan.links):
                 for node, direction in ((link.a, link.a_to_b), (link.b, link.b_to_a)):
                     if direction.trace_name:
-                        trees[direction.trace_name] = qdisc_tree(emu.node(node), emu.addressing.interface(index))
+                        trees[direction.trace_name] = qdisc_tree(
+                            emu.node(node), emu.addressing.interface(index)
+                        )
             sysctls = emu.sysctls
-        report.sample_late_fraction, report.sample_max_late_s = _sampling_lateness(samples, scenario.trace.interval)
+        report.sample_late_fraction, report.sample_max_late_s = _sampling_lateness(
+            samples, scenario.trace.interval
+        )
         report.judge()
-        dataset = _dataset(scenario, rep, plan, needs, options, samples, info, report, trees, sysctls, workdir)
+        dataset = _dataset(
+            scenario, rep, plan, needs, options, samples, info, report, trees, sysctls, workdir
+        )
         dataset.attrs["wall_time_s"] = round(time.perf_counter() - started, 3)
         return dataset
     finally:
@@ -676,8 +753,12 @@ def _dataset(
     emu_view = _View(scenario, plan)
     flow_series, flow_facts = _flow_series(emu_view, samples, count)
     link_names, link_series = _link_series(emu_view, samples, count)
-    iperf3 = {flow.name: _iperf3_summary(workdir / f"server{i}.json") for i, flow in enumerate(plan.flows)}
-    senders = {flow.name: _iperf3_summary(workdir / f"client{i}.json") for i, flow in enumerate(plan.flows)}
+    iperf3 = {
+        flow.name: _iperf3_summary(workdir / f"server{i}.json") for i, flow in enumerate(plan.flows)
+    }
+    senders = {
+        flow.name: _iperf3_summary(workdir / f"client{i}.json") for i, flow in enumerate(plan.flows)
+    }
     for name, summary in senders.items():
         iperf3[name] = {**iperf3[name], **{k: v for k, v in summary.items() if v is not None}}
     rx_final = flow_series["rx_bytes"][-1] if plan.flows else np.empty(0)
@@ -712,7 +793,9 @@ def _dataset(
     traced = plan.traced
     directions = [traced[name] for name in link_names]
     queue_max = [
-        float(np.nanmax(link_series["queue_pkts"][:, j])) if np.isfinite(link_series["queue_pkts"][:, j]).any() else math.nan
+        float(np.nanmax(link_series["queue_pkts"][:, j]))
+        if np.isfinite(link_series["queue_pkts"][:, j]).any()
+        else math.nan
         for j in range(len(link_names))
     ]
     raw.link_info = {
@@ -722,7 +805,9 @@ def _dataset(
         "link_qdisc": [d.qdisc for d in directions],
         "link_loss_rate": [d.loss_rate for d in directions],
         "link_queue_max_pkts": queue_max,
-        "link_goodput_capacity_bps": [goodput_capacity_bps(d.rate_bps, scenario.tcp) for d in directions],
+        "link_goodput_capacity_bps": [
+            goodput_capacity_bps(d.rate_bps, scenario.tcp) for d in directions
+        ],
     }
     versions = capabilities.emulation_versions(options.route)
     raw.attrs = {
@@ -756,16 +841,30 @@ def _dataset(
     }
     ds = make_run_dataset(raw)
     probes = {p.link: p for p in report.links}
-    ds["link_probe_goodput_bps"] = ("link", [probes[n].probe_goodput_bps if n in probes else math.nan for n in link_names])
-    ds["link_probe_expected_bps"] = ("link", [probes[n].expected_goodput_bps if n in probes else math.nan for n in link_names])
-    ds["link_probe_rtt_s"] = ("link", [probes[n].probe_rtt_s if n in probes else math.nan for n in link_names])
-    ds["link_probe_configured_rtt_s"] = ("link", [probes[n].configured_rtt_s if n in probes else math.nan for n in link_names])
+    ds["link_probe_goodput_bps"] = (
+        "link",
+        [probes[n].probe_goodput_bps if n in probes else math.nan for n in link_names],
+    )
+    ds["link_probe_expected_bps"] = (
+        "link",
+        [probes[n].expected_goodput_bps if n in probes else math.nan for n in link_names],
+    )
+    ds["link_probe_rtt_s"] = (
+        "link",
+        [probes[n].probe_rtt_s if n in probes else math.nan for n in link_names],
+    )
+    ds["link_probe_configured_rtt_s"] = (
+        "link",
+        [probes[n].configured_rtt_s if n in probes else math.nan for n in link_names],
+    )
     ds["fidelity_ok"] = ((), int(report.ok))
     for name in ("link_probe_goodput_bps", "link_probe_expected_bps"):
         ds[name].attrs["units"] = "bit/s"
     for name in ("link_probe_rtt_s", "link_probe_configured_rtt_s"):
         ds[name].attrs["units"] = "s"
-    ds["fidelity_ok"].attrs["description"] = "1: the run passed the fidelity gate (see attribute fidelity)"
+    ds["fidelity_ok"].attrs["description"] = (
+        "1: the run passed the fidelity gate (see attribute fidelity)"
+    )
     return ds
 
 

@@ -155,7 +155,9 @@ def qdisc_works(kind: str) -> bool:
         return False
     namespace = f"tcprepro-probe-{uuid.uuid4().hex[:8]}"
     try:
-        created = subprocess.run(["ip", "netns", "add", namespace], capture_output=True, check=False)
+        created = subprocess.run(
+            ["ip", "netns", "add", namespace], capture_output=True, check=False
+        )
         if created.returncode != 0:
             return False
         result = subprocess.run(

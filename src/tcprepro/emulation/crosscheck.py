@@ -121,13 +121,17 @@ def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) ->
         r"\endhead",
     ]
     for _, row in table.iterrows():
-        mark_u = "" if row["util_ok"] is True or row["fidelity"] != "ok" else r"$^\ast$"
-        mark_r = "" if row["rtt_ok"] is True or row["fidelity"] != "ok" else r"$^\ast$"
+        outside = row["fidelity"] == "ok"
+        mark_u = (
+            r"$^\ast$" if outside and row["util_ok"] is not np.nan and not row["util_ok"] else ""
+        )
+        mark_r = r"$^\ast$" if outside and row["rtt_ok"] is not np.nan and not row["rtt_ok"] else ""
         cells = " & ".join(tex(str(row[d])) for d in dims)
+        util = f"{_fmt(row['ns3_util_pct'], '.1f')} & {_fmt(row['emu_util_pct'], '.1f')}"
+        rtt = f"{_fmt(row['ns3_rtt_ms'], '.0f')} & {_fmt(row['emu_rtt_ms'], '.0f')}"
         lines.append(
-            f"{cells} & {_fmt(row['ns3_util_pct'], '.1f')} & {_fmt(row['emu_util_pct'], '.1f')} & "
-            f"{_fmt(row['diff_pp'], '+.1f')}{mark_u} & {_fmt(row['ns3_rtt_ms'], '.0f')} & "
-            f"{_fmt(row['emu_rtt_ms'], '.0f')} & {_fmt(row['rtt_diff_rel'] * 100, '+.0f')}\\%{mark_r} & "
+            f"{cells} & {util} & {_fmt(row['diff_pp'], '+.1f')}{mark_u} & {rtt} & "
+            f"{_fmt(row['rtt_diff_rel'] * 100, '+.0f')}\\%{mark_r} & "
             rf"{tex(row['fidelity'])} \\"
         )
     lines += [

@@ -1,4 +1,4 @@
-"""The fidelity gate: is this emulated run a faithful rendering of its scenario?
+"""The fidelity gate: whether an emulated run renders its scenario faithfully.
 
 This module owns the checks that decide whether an emulated run can be used,
 and their tolerances (stated here, in the dataset and in the README):
@@ -7,7 +7,8 @@ and their tolerances (stated here, in the dataset and in the README):
   **rate probe** (UDP at 105 % of the link rate for ``probe_s`` seconds, from
   the flow's source to its destination) must deliver within
   ``rate_tolerance`` (10 %) of the direction's UDP goodput capacity, and an
-  unloaded **RTT probe** (``ping``) between the same hosts must be within
+  unloaded **RTT probe** (median of 7 ``ping`` replies after one that resolves
+  ARP) between the same hosts must be within
   ``rtt_tolerance`` (10 %, or 2 ms on near-zero delays) of the configured
   round-trip propagation delay;
 - during the run, the **CPU** (``/proc/stat``, all cores, 1-s windows) must
@@ -124,12 +125,20 @@ def expected_udp_goodput_bps(rate_bps: float, payload_bytes: int) -> float:
 
 
 def parse_ping(text: str) -> float:
-    """Mean RTT (s) from ``ping -q`` output (NaN when no reply)."""
-    for line in text.splitlines():
-        if "min/avg/max" in line:
-            values = line.split("=")[1].split()[0].split("/")
-            return float(values[1]) / 1000.0
-    return math.nan
+    """Median RTT (s) of the replies in ``ping`` output (NaN when none).
+
+    The median, not the mean: one reply delayed by the host (a scheduling hiccup
+    under QEMU TCG) must not move the estimate of the propagation RTT.
+    """
+    times = sorted(
+        float(line.split("time=")[1].split()[0]) / 1000.0
+        for line in text.splitlines()
+        if "time=" in line
+    )
+    if not times:
+        return math.nan
+    middle = len(times) // 2
+    return times[middle] if len(times) % 2 else (times[middle - 1] + times[middle]) / 2
 
 
 class CpuMonitor:

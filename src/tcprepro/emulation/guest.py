@@ -32,7 +32,9 @@ def _modules(batch: dict[str, Any]) -> list[str]:
 
     needs = capabilities.Needs((), ())
     for job in batch["jobs"]:
-        needs = needs | capabilities.scenario_needs(load_scenario_dict(json.loads(job["scenario_json"])))
+        needs = needs | capabilities.scenario_needs(
+            load_scenario_dict(json.loads(job["scenario_json"]))
+        )
     modules = [f"sch_{kind}" for kind in needs.qdiscs if kind != "pfifo"]
     modules += [f"tcp_{name}" for name in needs.congestion_controls if name != "reno"]
     return modules
@@ -81,7 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_dataset(ds, job["output"])
             status.update(ok=True, fidelity_ok=int(ds.attrs["fidelity_ok"]))
         except Exception as exc:  # one job's failure must not end the batch
-            status.update(ok=False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+            status.update(
+                ok=False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
+            )
         status["wall_s"] = round(time.monotonic() - started, 1)
         status["boot_s"] = round(boot_s, 1)
         with open(status_path, "a") as handle:

@@ -93,7 +93,7 @@ def needs_netem(direction: PlannedDirection) -> bool:
 
 
 def htb_burst_bytes(rate_bps: float, frame: int) -> int:
-    """htb burst: one frame, or 1 ms at line rate on fast links (fewer timer wake-ups).
+    """The htb burst: one frame, or 1 ms at line rate on fast links (fewer timer wake-ups).
 
     A small burst keeps htb close to a constant-rate server; at 10 Mb/s a burst
     of one frame means at most one packet leaves early after an idle period.

@@ -115,7 +115,10 @@ def _native(
         return result
     write_dataset(ds, job.output)
     result = JobResult(
-        job.output, True, fidelity_ok=bool(ds.attrs["fidelity_ok"]), wall_s=time.perf_counter() - started
+        job.output,
+        True,
+        fidelity_ok=bool(ds.attrs["fidelity_ok"]),
+        wall_s=time.perf_counter() - started,
     )
     _report(result, job, log)
     return result

@@ -75,7 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.ss:
                 sample["ss"] = _run(["ss", "-tinH"])
             if args.tc:
-                sample["tc"] = {dev: _run(["tc", "-s", "-j", "qdisc", "show", "dev", dev]) for dev in args.tc}
+                sample["tc"] = {
+                    dev: _run(["tc", "-s", "-j", "qdisc", "show", "dev", dev]) for dev in args.tc
+                }
             out.write(json.dumps(sample) + "\n")
             # the next sample; those whose time passed by over half an interval are skipped
             k += 1

@@ -28,7 +28,7 @@ from tcprepro.topology import NetworkPlan, PlannedDirection
 
 __all__ = [
     "Addressing",
-        "configure_network",
+    "configure_network",
     "make_topo",
     "shaped_intf_class",
     "verify_offloads",
@@ -177,7 +177,9 @@ def shaped_intf_class() -> type:
             if ip:
                 _check(node, ["ip", "addr", "add", f"{ip}/{prefix_len}", "dev", self.name])
             if tcp is not None:
-                _check(node, ["ip", "link", "set", "dev", self.name, "mtu", str(linux.mtu_bytes(tcp))])
+                _check(
+                    node, ["ip", "link", "set", "dev", self.name, "mtu", str(linux.mtu_bytes(tcp))]
+                )
                 features = [item for name in OFFLOADS for item in (name, "off")]
                 _check(node, ["ethtool", "-K", self.name, *features])
                 verify_offloads(node, self.name)
@@ -209,8 +211,16 @@ def make_topo(plan: NetworkPlan, tcp: TcpSettings) -> Any:
                     link.b,
                     intfName1=dev,
                     intfName2=dev,
-                    params1={"ip": addressing.address(index, "a"), "egress": link.a_to_b, "tcp": tcp},
-                    params2={"ip": addressing.address(index, "b"), "egress": link.b_to_a, "tcp": tcp},
+                    params1={
+                        "ip": addressing.address(index, "a"),
+                        "egress": link.a_to_b,
+                        "tcp": tcp,
+                    },
+                    params2={
+                        "ip": addressing.address(index, "b"),
+                        "egress": link.b_to_a,
+                        "tcp": tcp,
+                    },
                 )
 
     return PlanTopo()
@@ -229,7 +239,17 @@ def configure_network(net: Any, plan: NetworkPlan, tcp: TcpSettings) -> dict[str
         for destination, gateway, dev in addressing.routes(name):
             _check(
                 node,
-                ["ip", "route", "add", destination, "via", gateway, "dev", dev, *linux.route_metrics(tcp)],
+                [
+                    "ip",
+                    "route",
+                    "add",
+                    destination,
+                    "via",
+                    gateway,
+                    "dev",
+                    dev,
+                    *linux.route_metrics(tcp),
+                ],
             )
     return applied
 

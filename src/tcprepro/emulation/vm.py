@@ -266,7 +266,11 @@ def run_batch(
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
         with open(workdir / "vng.log", "w") as vng_log:
             proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=vng_log, stderr=subprocess.STDOUT, env=env,
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=vng_log,
+                stderr=subprocess.STDOUT,
+                env=env,
                 start_new_session=True,
             )
             try:
@@ -276,14 +280,19 @@ def run_batch(
                 raise
         statuses = _read_statuses(workdir, len(jobs))
         if log is not None:
-            print(f"VM batch: {len(jobs)} jobs, accel {accel}, {time.time() - launched:.0f} s", file=log)
+            print(
+                f"VM batch: {len(jobs)} jobs, accel {accel}, {time.time() - launched:.0f} s",
+                file=log,
+            )
         if not statuses:
             tail = "".join(
                 (workdir / name).read_text(errors="replace")[-1500:]
                 for name in ("vng.log", "guest.log")
                 if (workdir / name).exists()
             )
-            raise CapabilityError(f"the VM never reported (exit {proc.returncode}); vng log:\n{tail}")
+            raise CapabilityError(
+                f"the VM never reported (exit {proc.returncode}); vng log:\n{tail}"
+            )
         for job, status in zip(jobs, statuses, strict=True):
             if status.get("ok"):
                 _move_into_place(Path(status["output"]), Path(job.output))

@@ -193,17 +193,18 @@ def make_emulated_figure(
         f"{len(todo)} to run; {skipped} cells not offered by the {route_name} kernel)",
         file=log,
     )
-    jobs = [
-        EmulationJob(run.scenario(), run.rep, workdir / run.path, run.attrs()) for run in todo
-    ]
+    jobs = [EmulationJob(run.scenario(), run.rep, workdir / run.path, run.attrs()) for run in todo]
     results = emulate_batch(jobs, route_name, log=log)
     failed = [r for r in results if not r.ok]
     if failed:
         raise TcpreproError(
-            f"{len(failed)} emulated run(s) failed: " + "; ".join(f"{r.output}: {r.error}" for r in failed)
+            f"{len(failed)} emulated run(s) failed: "
+            + "; ".join(f"{r.output}: {r.error}" for r in failed)
         )
     if not wanted:
-        raise CapabilityError(f"{figure}: the {route_name} kernel offers none of the figure's variants")
+        raise CapabilityError(
+            f"{figure}: the {route_name} kernel offers none of the figure's variants"
+        )
     combined = combine_runs([workdir / run.path for run in wanted])
     combined.attrs["backend"] = BACKEND
     combined.attrs["emulation_route"] = route_name
