@@ -19,12 +19,12 @@ rule emulate_figure:
         "data/combined/emulated/{figure}.nc",
     log:
         "data/logs/emulate/{figure}.log",
+    resources:
+        emulation=1,
     params:
         tier=TIER,
         route=EMULATION.route,
         cache_keys=emulated_cache_keys,
-    resources:
-        emulation=1,
     message:
         "Emulating {wildcards.figure} in real time (needs root, or the VM route)"
     shell:
