@@ -16,6 +16,7 @@ import pytest
 from conftest import ACCESS, DUMBBELL, ROOT, scenario_dict
 from tcprepro import metrics
 from tcprepro.emulation import capabilities, linux
+from tcprepro.emulation.fidelity import Tolerances
 from tcprepro.emulation.topo import Addressing
 from tcprepro.errors import CapabilityError, ConfigError
 from tcprepro.scenario import TcpSettings, apply_overrides, load_scenario_dict
@@ -444,10 +445,23 @@ def test_vm_route_gives_the_configured_rtt_on_a_netem_delayed_link(vm_batch):
     configured = float(ds["link_probe_configured_rtt_s"].sel(link="bottleneck"))
     assert configured == pytest.approx(0.050)
     measured = float(ds["link_probe_rtt_s"].sel(link="bottleneck"))
-    assert measured == pytest.approx(configured, rel=0.10), measured
-    # the flow's smallest RTT samples sit on the propagation delay too
-    rtt = ds["rtt_s"].sel(flow="f0").values
-    assert np.nanmin(rtt) == pytest.approx(configured, rel=0.10)
+    smallest = float(np.nanmin(ds["rtt_s"].sel(flow="f0").values))  # the flow's smoothed RTT
+    print(
+        f"VM RTT: probe {measured * 1e3:.1f} ms, flow min {smallest * 1e3:.1f} ms, "
+        f"configured {configured * 1e3:.0f} ms; pings {ds.attrs['fidelity']}"
+    )
+    within = abs(measured / configured - 1) <= 0.10 and abs(smallest / configured - 1) <= 0.10
+    if not within:
+        # QEMU TCG cannot keep time on a saturated host; then the run must be flagged, not used
+        saturated = float(ds.attrs.get("host_cpu_saturated_fraction", 0.0))
+        assert saturated > Tolerances().cpu_saturated_fraction, (measured, smallest)
+        assert int(ds["fidelity_ok"]) == 0
+        assert "RTT" in ds.attrs["fidelity_flags"] or "host CPU" in ds.attrs["fidelity_flags"]
+        pytest.skip(
+            f"host CPU saturated in {saturated:.0%} of the VM batch (other load on this "
+            f"host): probe RTT {measured * 1e3:.1f} ms for {configured * 1e3:.0f} ms cannot be "
+            "judged under QEMU TCG; the fidelity gate flagged the run"
+        )
 
 
 @pytest.mark.slow

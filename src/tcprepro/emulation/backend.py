@@ -318,6 +318,9 @@ def _probe(emu: Emulation, options: EmulationOptions) -> FidelityReport:
         emu.pexec(src, ["ping", "-c", "1", "-W", "3", dst_ip])  # ARP resolved before measuring
         ping_out, _, _ = emu.pexec(src, ["ping", "-c", "7", "-i", "0.2", "-W", "3", dst_ip])
         rtt = parse_ping(ping_out)
+        replies = [
+            line.split("time=")[1].split()[0] for line in ping_out.splitlines() if "time=" in line
+        ]
         port = PROBE_PORT + index
         server_log = emu.workdir / f"probe-{link_name}.json"
         server = emu.popen(dst, ["iperf3", "-s", "-1", "-J", "-p", str(port)], server_log)
@@ -359,6 +362,7 @@ def _probe(emu: Emulation, options: EmulationOptions) -> FidelityReport:
                 probe_goodput_bps=received,
                 configured_rtt_s=configured_rtt,
                 probe_rtt_s=rtt,
+                ping_ms=" ".join(replies),
             )
         )
         # let the queues the probe filled drain before the next probe or the run

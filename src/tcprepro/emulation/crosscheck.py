@@ -64,7 +64,20 @@ def compare(
         ~ran, "not run", np.where(table["fidelity_ok"] == 1, "ok", "flagged")
     )
     table.attrs.update({"utilisation_pp": utilisation_pp, "rtt_rel": rtt_rel})
+    table.attrs["provenance"] = _provenance(emulated)
     return table
+
+
+def _provenance(emulated: xr.Dataset) -> str:
+    """Route, kernel, accelerator and iperf3 of the emulated runs (for the caption)."""
+    if "run_kernel" not in emulated:
+        return ""
+    kernels = sorted({str(k) for k in emulated["run_kernel"].values.ravel() if k})
+    parts = [f"{emulated.attrs.get('route', '?')} route", f"kernel {', '.join(kernels)}"]
+    if "vm_accel" in emulated.attrs:
+        parts.append(f"QEMU {str(emulated.attrs['vm_accel']).upper()}")
+    parts.append(f"iperf3 {emulated.attrs.get('iperf3_version', '?')}")
+    return ", ".join(parts)
 
 
 def summary(table: pd.DataFrame) -> dict[str, int]:
@@ -114,7 +127,8 @@ def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) ->
         rf"points, $\pm${tol_rtt * 100:g}\% RTT. Within tolerance: {counts['util_within']} of "
         rf"{counts['compared']} utilisations, {counts['rtt_within']} of {counts['compared']} "
         rf"RTTs among runs that passed the fidelity gate; {counts['flagged']} rows flagged by the "
-        rf"gate, {counts['not_run']} not run (variant not offered by the kernel).}}"
+        rf"gate, {counts['not_run']} not run (variant not offered by the kernel). "
+        rf"Emulation: {tex(table.attrs.get('provenance', ''))}.}}"
         rf"\label{{tab:crosscheck-{figure}}}\\",
         rf"\toprule {head} & ns-3 & emu. & $\Delta$ pp & RTT ns-3 & RTT emu. & $\Delta$ RTT & "
         r"gate \\ \midrule",

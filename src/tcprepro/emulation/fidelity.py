@@ -56,6 +56,7 @@ class LinkProbe:
     probe_goodput_bps: float
     configured_rtt_s: float
     probe_rtt_s: float
+    ping_ms: str = ""
     rate_ok: bool = False
     rtt_ok: bool = False
 

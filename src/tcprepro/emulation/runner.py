@@ -82,7 +82,7 @@ def emulate_batch(
         )
         for job in jobs
     ]
-    statuses = vm.run_batch(vm_jobs, log=log)
+    statuses = vm.run_batch(vm_jobs, log=log, tolerances=tolerances)
     results = []
     for job, status in zip(jobs, statuses, strict=True):
         result = JobResult(

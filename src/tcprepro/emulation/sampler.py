@@ -29,9 +29,12 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 
-def _run(argv: list[str]) -> str:
-    result = subprocess.run(argv, capture_output=True, text=True, check=False)
-    return result.stdout
+def _run_all(commands: dict[str, list[str]]) -> dict[str, str]:
+    procs = {
+        name: subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for name, argv in commands.items()
+    }
+    return {name: proc.communicate()[0] for name, proc in procs.items()}
 
 
 def _wait_for(path: str, poll_s: float = 0.01, timeout_s: float = 600.0) -> str:
@@ -72,12 +75,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 time.sleep(delay)
             taken = time.monotonic()
             sample: dict[str, object] = {"k": k, "late_s": round(taken - deadline, 6)}
+            # all commands of a sample run at once (a TCG guest forks slowly)
+            commands = {
+                f"tc:{dev}": ["tc", "-s", "-j", "qdisc", "show", "dev", dev] for dev in args.tc
+            }
             if args.ss:
-                sample["ss"] = _run(["ss", "-tinH"])
+                commands["ss"] = ["ss", "-tinH"]
+            outputs = _run_all(commands)
+            if args.ss:
+                sample["ss"] = outputs["ss"]
             if args.tc:
-                sample["tc"] = {
-                    dev: _run(["tc", "-s", "-j", "qdisc", "show", "dev", dev]) for dev in args.tc
-                }
+                sample["tc"] = {dev: outputs[f"tc:{dev}"] for dev in args.tc}
             out.write(json.dumps(sample) + "\n")
             # the next sample; those whose time passed by over half an interval are skipped
             k += 1

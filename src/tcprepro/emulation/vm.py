@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tcprepro.emulation.fidelity import CpuMonitor, Tolerances
 from tcprepro.errors import CapabilityError
 
 __all__ = ["VmJob", "VmKernel", "accelerator", "find_kernel", "find_program", "run_batch"]
@@ -139,8 +140,7 @@ def _kvm_boots(kernel: VmKernel, timeout_s: float = 20.0) -> tuple[bool, str]:
     text = output.decode(errors="replace")
     if "Linux version" in text:
         return True, "a KVM guest booted"
-    first = text.strip().splitlines()[-1:] or ["no console output"]
-    return False, f"a KVM guest printed nothing in {timeout_s:g} s ({first[0][:80]})"
+    return False, f"a KVM guest printed no kernel message in {timeout_s:g} s"
 
 
 def accelerator() -> tuple[str, str]:
@@ -201,6 +201,7 @@ def run_batch(
     cpus: int | None = None,
     log: Any = None,
     timeout_s: float | None = None,
+    tolerances: Tolerances | None = None,
 ) -> list[dict[str, Any]]:
     """Boot the VM once, run every job inside, move each finished dataset into place.
 
@@ -214,6 +215,7 @@ def run_batch(
         When the VM cannot be booted (missing vng, QEMU or kernel) or the guest
         never reports (the log tail is in the message).
     """
+    tolerances = tolerances or Tolerances()
     kernel = find_kernel()
     vng = find_program("vng")
     if kernel is None or vng is None:
@@ -273,8 +275,9 @@ def run_batch(
                 env=env,
                 start_new_session=True,
             )
+            host_cpu = CpuMonitor()  # the guest cannot see the host's load: watch it here
             try:
-                proc.wait(timeout=budget)
+                _wait(proc, budget, host_cpu)
             except BaseException:
                 _kill_group(proc)
                 raise
@@ -295,10 +298,48 @@ def run_batch(
             )
         for job, status in zip(jobs, statuses, strict=True):
             if status.get("ok"):
+                flagged = _add_host_cpu(Path(status["output"]), host_cpu, tolerances)
+                status["fidelity_ok"] = int(status.get("fidelity_ok", 0) and not flagged)
                 _move_into_place(Path(status["output"]), Path(job.output))
         return statuses
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _wait(proc: subprocess.Popen[bytes], budget_s: float, cpu: CpuMonitor) -> None:
+    deadline = time.monotonic() + budget_s
+    while proc.poll() is None:
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, budget_s)
+        time.sleep(1.0)
+        cpu.sample()
+
+
+def _add_host_cpu(path: Path, cpu: CpuMonitor, tolerances: Tolerances) -> bool:
+    """Record the host's CPU load over the batch in a guest-written dataset; True if flagged.
+
+    Under TCG the guest's clock and CPU accounting cannot see a saturated host:
+    the host's own ``/proc/stat`` decides.
+    """
+    from tcprepro.store import open_dataset, write_dataset
+
+    mean, saturated = cpu.summary(tolerances.cpu_busy)
+    ds = open_dataset(path)
+    ds.attrs["host_cpu_mean_busy"] = mean
+    ds.attrs["host_cpu_saturated_fraction"] = saturated
+    flagged = bool(saturated > tolerances.cpu_saturated_fraction)
+    if flagged:
+        flag = (
+            f"host CPU saturated (>= {tolerances.cpu_busy:.0%} busy) in {saturated:.0%} of the "
+            "1-s windows of the VM batch"
+        )
+        flags = [f for f in str(ds.attrs.get("fidelity_flags", "")).split("; ") if f]
+        ds.attrs["fidelity_flags"] = "; ".join([*flags, flag])
+        ds.attrs["fidelity_ok"] = 0
+        ds["fidelity_ok"] = ((), 0)
+        ds["fidelity_ok"].attrs["description"] = "1: the run passed the fidelity gate"
+    write_dataset(ds, path)
+    return flagged
 
 
 def _duration_s(job: VmJob) -> float:
