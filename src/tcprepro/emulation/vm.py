@@ -264,7 +264,7 @@ def run_batch(
         ]
         if accel == "tcg":
             argv.insert(3, "--disable-kvm")
-        budget = timeout_s or BOOT_TIMEOUT_S + sum(60.0 + 1.5 * _duration_s(j) for j in jobs)
+        budget = timeout_s or BOOT_TIMEOUT_S + sum(120.0 + 2.0 * _duration_s(j) for j in jobs)
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
         with open(workdir / "vng.log", "w") as vng_log:
             proc = subprocess.Popen(
