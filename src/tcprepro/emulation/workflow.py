@@ -194,7 +194,7 @@ def make_emulated_figure(
         file=log,
     )
     jobs = [EmulationJob(run.scenario(), run.rep, workdir / run.path, run.attrs()) for run in todo]
-    results = emulate_batch(jobs, route_name, log=log)
+    results = emulate_batch(jobs, route, log=log)
     failed = [r for r in results if not r.ok]
     if failed:
         raise TcpreproError(
