@@ -180,7 +180,7 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     ax_util.legend(fontsize=8, loc="lower right")
     not_run = int((table["fidelity"] == "not run").sum())
     flagged = int((table["fidelity"] == "flagged").sum())
-    note = f"{len(ran)} flows compared; {flagged} flagged by the fidelity gate"
+    note = f"{len(ran)} flows emulated; {flagged} flagged by the fidelity gate (hollow)"
     if not_run:
         note += f"; {not_run} not emulated (variant not offered by the kernel)"
     if ran.empty:
