@@ -450,7 +450,9 @@ def test_vm_route_gives_the_configured_rtt_on_a_netem_delayed_link(vm_batch):
         f"VM RTT: probe {measured * 1e3:.1f} ms, flow min {smallest * 1e3:.1f} ms, "
         f"configured {configured * 1e3:.0f} ms; pings {ds.attrs['fidelity']}"
     )
-    within = abs(measured / configured - 1) <= 0.10 and abs(smallest / configured - 1) <= 0.10
+    # the link's RTT is the unloaded probe's; the flow's own RTT includes the queue Vegas
+    # keeps on purpose (2-4 packets: 2.4-4.8 ms at 10 Mb/s), so it is printed, not judged
+    within = abs(measured / configured - 1) <= 0.10
     if not within:
         # QEMU TCG cannot keep time on a saturated host; then the run must be flagged, not used
         saturated = float(ds.attrs.get("host_cpu_saturated_fraction", 0.0))

@@ -28,8 +28,8 @@ __all__ = ["compare", "summary", "write_csv", "write_tex"]
 def _cells(ds: xr.Dataset, backend: str) -> pd.DataFrame:
     util = (metrics.utilisation(ds) * 100.0).mean("rep").rename(f"{backend}_util_pct")
     rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep").rename(f"{backend}_rtt_ms")
-    frame = xr.merge([util, rtt]).to_dataframe().reset_index()
-    keep = [c for c in frame.columns if c in (*json.loads(ds.attrs["sweep_dims"]), "flow")]
+    keep = [*json.loads(ds.attrs["sweep_dims"]), "flow"]
+    frame = xr.merge([util, rtt]).to_dataframe(dim_order=keep).reset_index()
     return frame[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]
 
 
