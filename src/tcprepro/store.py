@@ -6,8 +6,12 @@ provenance attributes, atomic writes and the per-figure combination.
 Per-run dataset
 ---------------
 Dimensions: ``time`` (end of each sampling interval, seconds), ``flow``
-(flow names from the scenario), ``link`` (traced link directions, e.g.
-``down``/``up`` or ``bottleneck``/``reverse``). Per-interval variables hold
+(the scenario's flows, then one entity per traffic generator, whose series
+sum its members), ``link`` (traced link directions, e.g. ``down``/``up`` or
+``bottleneck``/``reverse``) and ``transfer`` (every finite TCP transfer a
+generator made, with its size, arrival and completion; transfers still
+running at the end have ``transfer_end_s`` = NaN: censored, never dropped).
+Per-interval variables hold
 what happened *during* the interval that ends at ``time``; ``cwnd_bytes`` and
 ``queue_*`` are instantaneous values at ``time``. See :data:`SCHEMA` for every
 variable with its unit.
@@ -77,7 +81,12 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "packet",
         "packets destroyed by the random-loss model in the interval",
     ),
-    "flow_variant": (("flow",), "", "congestion control"),
+    "flow_kind": (
+        ("flow",),
+        "",
+        "bulk or sized (one connection), transfers or packets (a generator's aggregate)",
+    ),
+    "flow_variant": (("flow",), "", "congestion control ('udp' for packet generators)"),
     "flow_cc_type": (("flow",), "", "ns-3 type of the congestion control the socket used"),
     "flow_src": (("flow",), "", "sending host"),
     "flow_dst": (("flow",), "", "receiving host"),
@@ -88,6 +97,18 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
     "flow_end_s": (("flow",), "s", "time the last byte arrived (sized flows; NaN: not done)"),
     "flow_size_bytes": (("flow",), "byte", "bytes to transfer (0: bulk)"),
     "flow_rx_bytes": (("flow",), "byte", "application bytes received in the whole run"),
+    "transfer_generator": (("transfer",), "", "traffic generator that made the transfer"),
+    "transfer_src": (("transfer",), "", "sending host"),
+    "transfer_dst": (("transfer",), "", "receiving host"),
+    "transfer_start_s": (("transfer",), "s", "arrival: the connection is opened"),
+    "transfer_size_bytes": (("transfer",), "byte", "bytes to transfer"),
+    "transfer_connected_s": (("transfer",), "s", "handshake completed (NaN: never)"),
+    "transfer_end_s": (
+        ("transfer",),
+        "s",
+        "last byte received; NaN: still running when the run ended (censored)",
+    ),
+    "transfer_rx_bytes": (("transfer",), "byte", "bytes received by the end of the run"),
     "link_rate_bps": (("link",), "bit/s", "configured rate"),
     "link_delay_s": (("link",), "s", "configured one-way delay"),
     "link_buffer_pkts": (("link",), "packet", "configured buffer"),
@@ -129,6 +150,7 @@ class RawTraces:
     flow_info: dict[str, Sequence[Any]]
     link_info: dict[str, Sequence[Any]]
     attrs: dict[str, Any] = field(default_factory=dict)
+    transfer_info: dict[str, Sequence[Any]] = field(default_factory=dict)
 
 
 def _per_interval(cumulative: np.ndarray) -> np.ndarray:
@@ -173,6 +195,12 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
         data[name] = (("flow",), np.asarray(values))
     for name, values in raw.link_info.items():
         data[name] = (("link",), np.asarray(values))
+    for name, (dims, _, _) in SCHEMA.items():  # a run without generated transfers
+        if dims == ("transfer",) and name not in raw.transfer_info:
+            is_text = name in ("transfer_generator", "transfer_src", "transfer_dst")
+            data[name] = (("transfer",), np.asarray([], dtype=str if is_text else float))
+    for name, values in raw.transfer_info.items():
+        data[name] = (("transfer",), np.asarray(values))
 
     ds = xr.Dataset(
         {name: xr.Variable(dims, values) for name, (dims, values) in data.items()},
@@ -180,6 +208,7 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
             "time": ("time", times, {"units": "s", "long_name": "end of sampling interval"}),
             "flow": ("flow", np.asarray(raw.flow_names, dtype=str)),
             "link": ("link", np.asarray(raw.link_names, dtype=str)),
+            "transfer": ("transfer", np.arange(len(next(iter(raw.transfer_info.values()), [])))),
         },
         attrs=dict(raw.attrs),
     )

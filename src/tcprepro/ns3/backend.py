@@ -114,6 +114,11 @@ def check_scenario(scenario: Scenario) -> None:
         error = lib.CheckAttributes(*variant_attributes(flow.variant))
         if error:
             raise ConfigError(f"flows.{name}.variant.params: {error}")
+    for name, generator in scenario.traffic.items():
+        variant = getattr(generator, "variant", None)
+        error = variant and lib.CheckAttributes(*variant_attributes(variant))
+        if error:
+            raise ConfigError(f"traffic.{name}.variant.params: {error}")
     plan = build_plan(scenario, 0)
     for link in plan.links:
         for direction in (link.a_to_b, link.b_to_a):
@@ -167,17 +172,55 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
             _direction_spec(lib, link.a_to_b),
             _direction_spec(lib, link.b_to_a),
         )
-    for flow in plan.flows:
+
+    def tcp_flow(
+        name: str,
+        src: str,
+        dst: str,
+        variant: VariantConfig,
+        start_s: float,
+        size_bytes: int,
+        pacing: bool = False,
+        group: int = -1,
+    ) -> None:
         spec = lib.FlowSpec()
-        spec.name = flow.name
-        spec.src = index[flow.src]
-        spec.dst = index[flow.dst]
-        spec.cc_type, spec.cc_attributes = variant_attributes(flow.variant)
+        spec.name = name
+        spec.src = index[src]
+        spec.dst = index[dst]
+        spec.cc_type, spec.cc_attributes = variant_attributes(variant)
         spec.socket_attributes = ""
-        spec.start_s = flow.start_s
-        spec.bytes = flow.size_bytes
-        spec.pacing = flow.pacing
+        spec.start_s = start_s
+        spec.bytes = size_bytes
+        spec.pacing = pacing
+        spec.group = group
         sim.AddFlow(spec)
+
+    for flow in plan.flows:
+        tcp_flow(
+            flow.name, flow.src, flow.dst, flow.variant, flow.start_s, flow.size_bytes, flow.pacing
+        )
+    for generator in plan.generators:
+        group = sim.AddGroup(generator.name)
+        for transfer in generator.transfers:
+            tcp_flow(
+                f"{generator.name}#{transfer.index}",
+                transfer.src,
+                transfer.dst,
+                generator.variant,
+                transfer.start_s,
+                transfer.size_bytes,
+                group=group,
+            )
+        for source in generator.packet_sources:
+            spec = lib.FlowSpec()
+            spec.name = f"{generator.name}#{source.index}"
+            spec.src, spec.dst = index[source.src], index[source.dst]
+            spec.udp = True
+            spec.start_s, spec.stop_s = source.start_s, source.stop_s
+            spec.rate_bps = source.rate_bps
+            spec.packet_bytes = source.packet_size_bytes
+            spec.group = group
+            sim.AddFlow(spec)
     sim.Build(scenario.trace.interval)
 
 
@@ -210,6 +253,26 @@ def _advance(sim: Any, duration_s: float, label: str, progress: bool) -> None:
             bar.close()
 
 
+def _member_slices(plan: NetworkPlan) -> list[tuple[int, int]]:
+    """(offset, count) of each generator's members among all flows (AddFlow order)."""
+    offset = len(plan.flows)
+    out = []
+    for generator in plan.generators:
+        size = len(generator.transfers) + len(generator.packet_sources)
+        out.append((offset, size))
+        offset += size
+    return out
+
+
+def _transfer_positions(plan: NetworkPlan) -> list[int]:
+    """Index, among all flows, of every TCP transfer (in plan.transfers order)."""
+    return [
+        offset + i
+        for (offset, _), generator in zip(_member_slices(plan), plan.generators, strict=True)
+        for i in range(len(generator.transfers))
+    ]
+
+
 def run_scenario(
     scenario: Scenario,
     rep: int = 0,
@@ -240,32 +303,51 @@ def run_scenario(
         _instantiate(lib, sim, scenario, plan)
         _advance(sim, scenario.duration, f"{scenario.id} rep {rep}", progress)
         wall_s = time.perf_counter() - started
-        flow_names = [str(n) for n in sim.FlowNames()]
         link_names = [str(n) for n in sim.LinkNames()]
-        raw = RawTraces(
-            times_s=_as_array(sim.SampleTimes()),
-            flow_names=flow_names,
-            link_names=link_names,
-            flow_series={var: _as_array(sim.FlowSeries(var)) for var in FLOW_SERIES},
-            link_series={var: _as_array(sim.LinkSeries(var)) for var in LINK_SERIES},
-            flow_info={
-                "flow_variant": [f.variant.name for f in plan.flows],
-                "flow_cc_type": [str(name) for name in sim.FlowCongestionTypes()],
-                "flow_src": [f.src for f in plan.flows],
-                "flow_dst": [f.dst for f in plan.flows],
-                "flow_label": [f.label for f in plan.flows],
-                "flow_link": [f.bottleneck for f in plan.flows],
-                "flow_start_s": [f.start_s for f in plan.flows],
-                "flow_connected_s": _as_array(sim.FlowScalars("connected_s")),
-                "flow_end_s": _as_array(sim.FlowScalars("end_s")),
-                "flow_size_bytes": [f.size_bytes for f in plan.flows],
-                "flow_rx_bytes": _as_array(sim.FlowScalars("rx_bytes")),
-            },
-            link_info={},
-            attrs={},
-        )
+        series_names = [str(n) for n in sim.SeriesNames()]
+        scalars = {
+            var: _as_array(sim.FlowScalars(var)) for var in ("connected_s", "end_s", "rx_bytes")
+        }
+        cc_types = [str(name) for name in sim.FlowCongestionTypes()]
+        times = _as_array(sim.SampleTimes())
+        flow_series = {var: _as_array(sim.FlowSeries(var)) for var in FLOW_SERIES}
+        link_series = {var: _as_array(sim.LinkSeries(var)) for var in LINK_SERIES}
         queue_max = _as_array(sim.LinkScalars("queue_max_pkts"))
         events = int(sim.EventCount())
+    # FlowScalars cover every flow in AddFlow order: the scenario's flows, then each
+    # generator's members; series entities are the flows, then one per generator.
+    n_flows = len(plan.flows)
+    entities = plan.entity_info()
+    assert entities.pop("flow") == series_names
+    generator_rx = [
+        float(sum(scalars["rx_bytes"][offset : offset + size]))
+        for offset, size in _member_slices(plan)
+    ]
+    nan = [float("nan")] * len(plan.generators)
+    flow_info = {
+        **entities,
+        "flow_cc_type": cc_types[:n_flows] + [""] * len(plan.generators),
+        "flow_connected_s": [*scalars["connected_s"][:n_flows], *nan],
+        "flow_end_s": [*scalars["end_s"][:n_flows], *nan],
+        "flow_rx_bytes": [*scalars["rx_bytes"][:n_flows], *generator_rx],
+    }
+    positions = _transfer_positions(plan)
+    transfer_info = {
+        **plan.transfer_info(),
+        "transfer_connected_s": [float(scalars["connected_s"][i]) for i in positions],
+        "transfer_end_s": [float(scalars["end_s"][i]) for i in positions],
+        "transfer_rx_bytes": [float(scalars["rx_bytes"][i]) for i in positions],
+    }
+    raw = RawTraces(
+        times_s=times,
+        flow_names=series_names,
+        link_names=link_names,
+        flow_series=flow_series,
+        link_series=link_series,
+        flow_info=flow_info,
+        link_info={},
+        transfer_info=transfer_info,
+    )
     traced = plan.traced
     directions = [traced[name] for name in link_names]
     raw.link_info = {
