@@ -64,7 +64,8 @@ def run_figure(
     data = copy.deepcopy(dict(base.data))
     figure = data["figures"][figure_id]
     figure["scenario"] = str(root / figure["scenario"])
-    block = data["studies"][figure["study"]]["tiers"][tier]
+    tiers = figure["tiers"] if "tiers" in figure else data["studies"][figure["study"]]["tiers"]
+    block = tiers[tier]
     block["repetitions"] = repetitions
     if values is not None:
         block["values"] = {dim: list(v) for dim, v in values.items()}

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from tcprepro import metrics
 
-__all__ = ["save_figure", "utilisation_grid"]
+__all__ = ["response_time_curves", "save_figure", "utilisation_grid"]
 
 _DIRECTION_LABELS = {"up": "Up", "down": "Down"}
 
@@ -130,6 +130,119 @@ def utilisation_grid(
             color="0.4",
         )
     return fig
+
+
+def _bytes_label(value: float, _position: object = None) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g} B"
+
+
+def response_time_curves(
+    ds: xr.Dataset, title: str = "", per_decade: int = 4, min_transfers: int = 3
+) -> Figure:
+    """Study A3/A4: mean download response time conditioned on transfer size.
+
+    One panel per upload variant (columns) and offered load (rows); one curve per
+    download variant, with its Student-t 95 % confidence band. Transfers of all
+    repetitions are pooled; size bins with fewer than ``min_transfers`` completed
+    transfers are not drawn; censored transfers (still running at the end) are
+    counted in each panel's legend, never averaged.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
+    table = metrics.transfer_table(ds)
+    edges = metrics.size_bins(table["size_bytes"], per_decade)
+    loads = [float(v) for v in ds["load"].values] if "load" in ds.dims else [None]
+    ups = [str(v) for v in ds["up"].values]
+    downs = [str(v) for v in ds["down"].values]
+    by = ["up", "down"] + (["load"] if "load" in ds.dims else [])
+    summary = metrics.conditional_response(table, by=by, edges=edges)
+    palette = dict(zip(downs, sns.color_palette("colorblind", len(downs)), strict=True))
+    fig, axes = plt.subplots(
+        len(loads),
+        len(ups),
+        figsize=(3.2 * len(ups), 3.0 * len(loads)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    for i, load in enumerate(loads):
+        for j, up in enumerate(ups):
+            ax = axes[i, j]
+            panel = summary[summary["up"] == up]
+            if load is not None:
+                panel = panel[np.isclose(panel["load"], load)]
+            drawn = False
+            for down in downs:
+                curve = panel[(panel["down"] == down) & (panel["n"] >= min_transfers)]
+                if curve.empty:
+                    continue
+                drawn = True
+                censored = int(panel.loc[panel["down"] == down, "censored"].sum())
+                label = f"{down} ({censored} censored)" if censored else down
+                sns.lineplot(
+                    data=curve,
+                    x="size_center_bytes",
+                    y="mean_s",
+                    marker="o",
+                    color=palette[down],
+                    label=label,
+                    ax=ax,
+                    markersize=4,
+                )
+                ax.fill_between(
+                    curve["size_center_bytes"],
+                    curve["ci_low_s"].clip(lower=curve["mean_s"] / 10),
+                    curve["ci_high_s"],
+                    color=palette[down],
+                    alpha=0.15,
+                    linewidth=0,
+                )
+            if not drawn:
+                ax.text(
+                    0.5,
+                    0.5,
+                    "pending",
+                    ha="center",
+                    va="center",
+                    color="0.4",
+                    transform=ax.transAxes,
+                    style="italic",
+                )
+                ax.set_facecolor("0.93")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.tick_params(axis="x", labelsize=7)
+            ax.set_xlabel("transfer size (bytes)")
+            ax.set_ylabel("mean response time (s)" if j == 0 else "")
+            load_text = f", load {load:.0%}" if load is not None else ""
+            ax.set_title(f"upload {up}{load_text}", fontsize=9)
+            if ax.get_legend() is not None:
+                ax.legend(title="download", fontsize=7, title_fontsize=7)
+    for ax in axes.flat:  # 1-2-5 ticks on both log axes, labelled in plain units
+        for axis, limits, label in (
+            (ax.xaxis, ax.get_xlim(), _bytes_label),
+            (ax.yaxis, ax.get_ylim(), lambda v, _=None: f"{v:g}"),
+        ):
+            axis.set_major_locator(FixedLocator(_ticks_125(*limits)))
+            axis.set_major_formatter(FuncFormatter(label))
+            axis.set_minor_formatter(FuncFormatter(lambda *_: ""))
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def _ticks_125(low: float, high: float) -> list[float]:
+    """1-2-5 sequence of tick positions within [low, high] (log axes)."""
+    ticks = [
+        m * 10.0**k
+        for k in range(int(np.floor(np.log10(low))) - 1, int(np.ceil(np.log10(high))) + 1)
+        for m in (1, 2, 5)
+    ]
+    return [t for t in ticks if low <= t <= high]
 
 
 def save_figure(fig: Figure, path: str | Path) -> Path:

@@ -504,9 +504,12 @@ class Scenario(_Strict):
 
 
 def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``top`` over ``base``; a key set to null in ``top`` removes it."""
     out = copy.deepcopy(base)
     for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
@@ -619,7 +622,8 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
     ----------
     path
         YAML scenario file; a ``base:`` key names another file (relative to
-        this one) whose content is merged underneath.
+        this one) whose content is merged underneath (a key set to null removes
+        the base's entry).
     overrides
         ``key.path=value`` strings applied after merging (``--set``).
 

@@ -169,11 +169,14 @@ class WorkflowConfig:
         return [f for f in self.figures if self.figure(f)["study"] == study]
 
     def tier_settings(self, figure: str, tier: str | None = None) -> Mapping[str, Any]:
-        """The tier block (repetitions, set, values) that applies to a figure."""
+        """The tier block (repetitions, set, values) of a figure: its own, else its study's."""
         tier = tier or self.tier
         if tier not in TIERS:
             raise ConfigError(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
-        study = self.figure(figure)["study"]
+        block = self.figure(figure)
+        if "tiers" in block:
+            return block["tiers"][tier]
+        study = block["study"]
         try:
             return self.data["studies"][study]["tiers"][tier]
         except KeyError:
