@@ -160,6 +160,11 @@ def response_time_curves(
     by = ["up", "down"] + (["load"] if "load" in ds.dims else [])
     summary = metrics.conditional_response(table, by=by, edges=edges)
     palette = dict(zip(downs, sns.color_palette("colorblind", len(downs)), strict=True))
+    shown = summary[summary["n"] >= min_transfers]
+    if not shown.empty:  # common y range: every drawn mean and band, with a margin
+        floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
+        y_low = float(np.nanmin(floor)) / 1.5
+        y_high = float(np.nanmax(shown["ci_high_s"].fillna(shown["mean_s"]))) * 1.5
     fig, axes = plt.subplots(
         len(loads),
         len(ups),
@@ -193,6 +198,19 @@ def response_time_curves(
                     ax=ax,
                     markersize=4,
                 )
+                low = curve["ci_low_s"].clip(lower=curve["mean_s"] / 10)
+                ax.errorbar(
+                    curve["size_center_bytes"],
+                    curve["mean_s"],
+                    yerr=[
+                        (curve["mean_s"] - low).fillna(0),
+                        (curve["ci_high_s"] - curve["mean_s"]).fillna(0),
+                    ],
+                    fmt="none",
+                    ecolor=palette[down],
+                    elinewidth=0.8,
+                    capsize=2,
+                )
                 ax.fill_between(
                     curve["size_center_bytes"],
                     curve["ci_low_s"].clip(lower=curve["mean_s"] / 10),
@@ -202,10 +220,12 @@ def response_time_curves(
                     linewidth=0,
                 )
             if not drawn:
+                few = not panel.empty and panel["n"].sum() > 0
+                empty = f"fewer than {min_transfers}\ntransfers per size bin" if few else "pending"
                 ax.text(
                     0.5,
                     0.5,
-                    "pending",
+                    empty,
                     ha="center",
                     va="center",
                     color="0.4",
@@ -215,6 +235,9 @@ def response_time_curves(
                 ax.set_facecolor("0.93")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.set_xlim(edges[0], edges[-1])
+            if not shown.empty:
+                ax.set_ylim(y_low, y_high)
             ax.tick_params(axis="x", labelsize=7)
             ax.set_xlabel("transfer size (bytes)")
             ax.set_ylabel("mean response time (s)" if j == 0 else "")
