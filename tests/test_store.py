@@ -144,3 +144,14 @@ def test_combine_pads_runs_with_different_numbers_of_transfers(tmp_path):
     assert int(np.isfinite(sizes.sel(rep=1)).sum()) == 5
     path = store.write_dataset(combined, tmp_path / "c.nc")
     assert store.open_dataset(path).sizes["transfer"] == 5
+
+
+def test_combine_a_figure_without_sweep():
+    runs = [
+        synthetic_run(attrs={"figure": "C1", "sweep": "{}", "sweep_values": "{}", "rep": rep})
+        for rep in (1, 0)
+    ]
+    combined = store.combine_runs(runs)
+    assert list(combined["rep"].values) == [0, 1]
+    assert combined["goodput_bps"].dims == ("rep", "flow", "time")
+    assert json.loads(combined.attrs["missing_cells"]) == []

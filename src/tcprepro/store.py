@@ -36,6 +36,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -363,17 +364,17 @@ def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Data
     index = pd.MultiIndex.from_tuples(keys, names=[*dims, "rep"])
     if index.has_duplicates:
         raise ValueError("two run datasets have the same sweep values and rep")
-    stacked = stacked.assign_coords(xr.Coordinates.from_pandas_multiindex(index, "run"))
-    combined = stacked.unstack("run")
+    if dims:
+        stacked = stacked.assign_coords(xr.Coordinates.from_pandas_multiindex(index, "run"))
+        combined = stacked.unstack("run")
+    else:  # nothing swept: the runs differ by their repetition only
+        combined = stacked.rename(run="rep").assign_coords(rep=[k[-1] for k in keys])
     reps = sorted({k[-1] for k in keys})
     combined = combined.reindex({**{d: sweep_values[d] for d in dims}, "rep": reps})
     combined = combined.transpose(*dims, "rep", ...)
     present = {k[:-1] for k in keys}
-    missing = [
-        dict(zip(dims, cell, strict=True))
-        for cell in pd.MultiIndex.from_product([sweep_values[d] for d in dims])
-        if tuple(cell) not in present
-    ]
+    cells = product(*(sweep_values[d] for d in dims))  # one empty cell when nothing is swept
+    missing = [dict(zip(dims, cell, strict=True)) for cell in cells if tuple(cell) not in present]
     for name in ("sweep", "rep", "cache_key", "config", "seed", "created"):
         combined.attrs.pop(name, None)
     combined.attrs.update(

@@ -31,7 +31,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
 
 from tcprepro.scenario import (
     AccessTopology,
@@ -111,6 +110,8 @@ def _pareto_min_for_mean(alpha: float, mean: float, high: float | None) -> float
         return mean * (alpha - 1.0) / alpha
     if mean >= high:
         raise ValueError(f"a mean of {mean:.0f} B cannot be reached below max = {high:.0f} B")
+    from scipy.optimize import brentq  # deferred: scipy.optimize costs ~1 s to import
+
     return brentq(lambda low: _bounded_pareto_mean(alpha, low, high) - mean, 1e-9 * mean, mean)
 
 

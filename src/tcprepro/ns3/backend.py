@@ -17,6 +17,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Iterator, Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,14 @@ from tcprepro.store import RawTraces, make_run_dataset
 from tcprepro.topology import NetworkPlan, PlannedDirection, build_plan
 from tcprepro.variants import get_qdisc, get_variant
 
-__all__ = ["BACKEND", "L2_OVERHEAD_BYTES", "check_scenario", "run_scenario"]
+__all__ = [
+    "BACKEND",
+    "L2_OVERHEAD_BYTES",
+    "CallRecorder",
+    "check_scenario",
+    "record_calls",
+    "run_scenario",
+]
 
 BACKEND = "ns3"
 #: ns-3's point-to-point devices add a 2-byte PPP header to each IP packet
@@ -224,6 +232,125 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
     sim.Build(scenario.trace.interval)
 
 
+class CallRecorder:
+    """Stands in for both the cppyy library and a ``Simulation``: records builder calls.
+
+    :func:`record_calls` uses it to write the exact sequence of builder calls a run
+    makes, one tab-separated line per call, which ``benchmarks/replay.cc`` replays
+    in a native C++ program against the same library (same results, no Python).
+    """
+
+    _DIRECTION_FIELDS = (
+        "rate_bps",
+        "delay_s",
+        "qdisc_type",
+        "qdisc_attributes",
+        "device_queue_pkts",
+        "loss_rate",
+        "trace_name",
+    )
+    _FLOW_FIELDS = (
+        "name",
+        "src",
+        "dst",
+        "cc_type",
+        "cc_attributes",
+        "socket_attributes",
+        "start_s",
+        "bytes",
+        "pacing",
+        "group",
+        "udp",
+        "rate_bps",
+        "packet_bytes",
+        "stop_s",
+    )
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._nodes = 0
+        self._groups = 0
+
+    @staticmethod
+    def DirectionSpec() -> SimpleNamespace:
+        """A blank direction spec (C++ defaults)."""
+        return SimpleNamespace(
+            rate_bps=0.0,
+            delay_s=0.0,
+            qdisc_type="",
+            qdisc_attributes="",
+            device_queue_pkts=1,
+            loss_rate=0.0,
+            trace_name="",
+        )
+
+    @staticmethod
+    def FlowSpec() -> SimpleNamespace:
+        """A blank flow spec (C++ defaults)."""
+        return SimpleNamespace(
+            name="",
+            src=-1,
+            dst=-1,
+            cc_type="",
+            cc_attributes="",
+            socket_attributes="",
+            start_s=0.0,
+            bytes=0,
+            pacing=False,
+            group=-1,
+            udp=False,
+            rate_bps=0.0,
+            packet_bytes=0,
+            stop_s=0.0,
+        )
+
+    def _line(self, *fields: object) -> None:
+        self.lines.append(
+            "\t".join(
+                _text(f) if isinstance(f, bool) else repr(f) if isinstance(f, float) else str(f)
+                for f in fields
+            )
+        )
+
+    def SetDefault(self, path: str, value: str) -> None:  # noqa: D102
+        self._line("default", path, value)
+
+    def AddNode(self, name: str) -> int:  # noqa: D102
+        self._line("node", name)
+        self._nodes += 1
+        return self._nodes - 1
+
+    def AddLink(self, a: int, b: int, ab: SimpleNamespace, ba: SimpleNamespace) -> None:  # noqa: D102
+        self._line(
+            "link",
+            a,
+            b,
+            *(getattr(ab, f) for f in self._DIRECTION_FIELDS),
+            *(getattr(ba, f) for f in self._DIRECTION_FIELDS),
+        )
+
+    def AddGroup(self, name: str) -> int:  # noqa: D102
+        self._line("group", name)
+        self._groups += 1
+        return self._groups - 1
+
+    def AddFlow(self, spec: SimpleNamespace) -> None:  # noqa: D102
+        self._line("flow", *(getattr(spec, f) for f in self._FLOW_FIELDS))
+
+    def Build(self, interval_s: float) -> None:  # noqa: D102
+        self._line("build", interval_s)
+
+
+def record_calls(scenario: Scenario, rep: int = 0) -> str:
+    """The builder calls of one run as text (see :class:`CallRecorder`), ending with the run."""
+    scenario.check_rep(rep)
+    recorder = CallRecorder()
+    _instantiate(recorder, recorder, scenario, build_plan(scenario, rep))
+    recorder._line("seed", scenario.seed, rep + 1)
+    recorder._line("run", scenario.duration, max(scenario.duration / 200.0, 0.5))
+    return "\n".join(recorder.lines) + "\n"
+
+
 def _advance(sim: Any, duration_s: float, label: str, progress: bool) -> None:
     chunk = max(duration_s / 200.0, 0.5)
     bar = None
@@ -301,7 +428,9 @@ def run_scenario(
     started = time.perf_counter()
     with _simulation(lib, scenario.seed, rep + 1) as sim:
         _instantiate(lib, sim, scenario, plan)
+        loop_started = time.perf_counter()
         _advance(sim, scenario.duration, f"{scenario.id} rep {rep}", progress)
+        loop_s = time.perf_counter() - loop_started
         wall_s = time.perf_counter() - started
         link_names = [str(n) for n in sim.LinkNames()]
         series_names = [str(n) for n in sim.SeriesNames()]
@@ -375,6 +504,7 @@ def run_scenario(
         "duration_s": scenario.duration,
         "l2_overhead_bytes": L2_OVERHEAD_BYTES,
         "wall_time_s": round(wall_s, 3),
+        "event_loop_wall_s": round(loop_s, 4),
         "ns3_events": events,
         **provenance.static_provenance(),
         **dict(extra_attrs or {}),
