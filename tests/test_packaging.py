@@ -18,9 +18,9 @@ BIN = Path(sys.executable).parent
 
 def _pyproject_requirements():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return [
-        Requirement(r) for r in project["dependencies"] + project["optional-dependencies"]["dev"]
-    ]
+    extras = project["optional-dependencies"]
+    names = project["dependencies"] + [r for group in extras.values() for r in group]
+    return [r for r in map(Requirement, names) if r.name != "tcprepro"]
 
 
 def _environment_requirements():
