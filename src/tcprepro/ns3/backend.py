@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -216,6 +216,7 @@ def run_scenario(
     *,
     progress: bool = False,
     extra_attrs: Mapping[str, Any] | None = None,
+    congestion_state: Sequence[str] = (),
 ) -> xr.Dataset:
     """Simulate repetition ``rep`` of ``scenario`` in ns-3 and return its dataset.
 
@@ -230,6 +231,10 @@ def run_scenario(
         Show a progress bar on stderr.
     extra_attrs
         Attributes added to the dataset (e.g. the figure and sweep values).
+    congestion_state
+        Names of traced values of the flows' congestion-control models to sample
+        (e.g. ``DelayWindow`` of Compound); each becomes a ``cc_<name>`` variable
+        over (flow, time), NaN for flows whose model lacks it.
     """
     scenario.check_rep(rep)
     check_scenario(scenario)
@@ -238,15 +243,22 @@ def run_scenario(
     started = time.perf_counter()
     with _simulation(lib, scenario.seed, rep + 1) as sim:
         _instantiate(lib, sim, scenario, plan)
+        for source in congestion_state:
+            sim.SampleCongestionState(source)
         _advance(sim, scenario.duration, f"{scenario.id} rep {rep}", progress)
         wall_s = time.perf_counter() - started
         flow_names = [str(n) for n in sim.FlowNames()]
         link_names = [str(n) for n in sim.LinkNames()]
+        optional_series = [f"cc:{source}" for source in congestion_state]
+        if any(plan.traced[name].qdisc == "pfq_lqd" for name in link_names):
+            optional_series.append("backlog_pkts")
         raw = RawTraces(
             times_s=_as_array(sim.SampleTimes()),
             flow_names=flow_names,
             link_names=link_names,
-            flow_series={var: _as_array(sim.FlowSeries(var)) for var in FLOW_SERIES},
+            flow_series={
+                var: _as_array(sim.FlowSeries(var)) for var in (*FLOW_SERIES, *optional_series)
+            },
             link_series={var: _as_array(sim.LinkSeries(var)) for var in LINK_SERIES},
             flow_info={
                 "flow_variant": [f.variant.name for f in plan.flows],

@@ -15,6 +15,8 @@
 #include "tcprepro.h"
 
 #include "asymmetric-channel.h"
+#include "pfq-lqd-queue-disc.h"
+#include "trace-state.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -23,6 +25,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -109,7 +112,7 @@ CheckAttributes(const std::string& type, const std::string& attributes)
         }
         if (!info.checker->CreateValidValue(StringValue(value)))
         {
-            return type + "::" + name + ": invalid value '" + value + "'";
+            return type + "::" + name + ": invalid value '" + value + "' (" + info.help + ")";
         }
     }
     return "";
@@ -147,6 +150,7 @@ struct FlowState
     SequenceNumber32 highestSent{0};
     bool anySent = false;
     std::string ccTypeInUse;
+    std::vector<double> ccState; //!< last value of each sampled congestion-control trace
 };
 
 /// Sends one flow's data over one TCP socket with a per-socket congestion control.
@@ -221,6 +225,7 @@ struct Simulation::Impl
     std::map<std::pair<uint32_t, uint16_t>, int> flowByEndpoint; // (src node id, src port)
     std::map<uint32_t, uint32_t> nodeOfAddress;                   // IPv4 (host order) -> node id
     uint32_t subnetCounter = 0;
+    std::vector<std::string> ccSources; //!< congestion-control traced values to sample
     double sampleIntervalS = 0.1;
     bool built = false;
 
@@ -229,6 +234,8 @@ struct Simulation::Impl
     std::map<std::string, std::vector<double>> linkSeries;
 
     void Sample();
+    /// Per-flow data packets stored in traced PFQ/LQD queue discs (series backlog_pkts).
+    void SampleFlowBacklogs();
     int FlowOfEndpoint(Ipv4Address address, uint16_t port) const;
     void OnQdiscDrop(Ptr<const QueueDiscItem> item);
     /// Attribute a dropped TCP/IPv4 packet to its flow: (flow, carries data).
@@ -251,7 +258,17 @@ FlowSender::StartApplication()
         tcp->SetAttribute(name, StringValue(value));
     }
     ObjectFactory cc = MakeFactory(flow.spec.cc_type, flow.spec.cc_attributes);
-    tcp->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+    Ptr<TcpCongestionOps> ops = cc.Create<TcpCongestionOps>();
+    flow.ccState.assign(m_sim->ccSources.size(), kNaN);
+    for (std::size_t i = 0; i < m_sim->ccSources.size(); ++i)
+    {
+        // connected before Init() so the model's initial state is seen; a model
+        // without this traced value leaves NaN
+        ConnectTracedNumber(ops, m_sim->ccSources[i], [state = &flow.ccState[i]](double value) {
+            *state = value;
+        });
+    }
+    tcp->SetCongestionControlAlgorithm(ops);
     if (flow.spec.pacing)
     {
         tcp->SetPacingStatus(true);
@@ -486,7 +503,13 @@ Simulation::Impl::Sample()
         flowSeries["lost_data_pkts"].push_back(static_cast<double>(flow.lostDataPkts));
         flowSeries["lost_ack_pkts"].push_back(static_cast<double>(flow.lostAckPkts));
         flowSeries["random_lost_pkts"].push_back(static_cast<double>(flow.randomLostPkts));
+        for (std::size_t i = 0; i < ccSources.size(); ++i)
+        {
+            flowSeries["cc:" + ccSources[i]].push_back(flow.ccState.empty() ? kNaN
+                                                                            : flow.ccState[i]);
+        }
     }
+    SampleFlowBacklogs();
     for (LinkTrace& link : links)
     {
         const auto& stats = link.qdisc->GetStats();
@@ -500,6 +523,39 @@ Simulation::Impl::Sample()
         linkSeries["random_drops_pkts"].push_back(static_cast<double>(link.randomDrops));
     }
     Simulator::Schedule(Seconds(sampleIntervalS), &Simulation::Impl::Sample, this);
+}
+
+void
+Simulation::Impl::SampleFlowBacklogs()
+{
+    std::vector<double> backlog(flows.size(), 0.0);
+    bool anyPfq = false;
+    for (const LinkTrace& link : links)
+    {
+        Ptr<PfqLqdQueueDisc> pfq = DynamicCast<PfqLqdQueueDisc>(link.qdisc);
+        if (!pfq)
+        {
+            continue;
+        }
+        anyPfq = true;
+        pfq->ForEachFlow([this, &backlog](Ptr<const QueueDiscItem> item, uint32_t packets) {
+            Ptr<const Ipv4QueueDiscItem> ipItem = DynamicCast<const Ipv4QueueDiscItem>(item);
+            if (!ipItem)
+            {
+                return;
+            }
+            auto [flowId, data] = Classify(ipItem->GetHeader(), item->GetPacket());
+            if (flowId >= 0 && data)
+            {
+                backlog[flowId] += packets;
+            }
+        });
+    }
+    if (anyPfq)
+    {
+        auto& series = flowSeries["backlog_pkts"];
+        series.insert(series.end(), backlog.begin(), backlog.end());
+    }
 }
 
 namespace
@@ -571,6 +627,20 @@ Simulation::SetDefault(const std::string& path, const std::string& value)
     if (!Config::SetDefaultFailSafe(path, StringValue(value)))
     {
         throw std::invalid_argument("cannot set ns-3 default " + path + " = " + value);
+    }
+}
+
+void
+Simulation::SampleCongestionState(const std::string& source)
+{
+    if (Simulator::Now().IsStrictlyPositive())
+    {
+        throw std::logic_error("SampleCongestionState must be called before RunUntil");
+    }
+    if (std::find(m_impl->ccSources.begin(), m_impl->ccSources.end(), source) ==
+        m_impl->ccSources.end())
+    {
+        m_impl->ccSources.push_back(source);
     }
 }
 

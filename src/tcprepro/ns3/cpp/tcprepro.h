@@ -73,6 +73,11 @@ class Simulation
     /// A full-duplex link with independent rate, delay and queue per direction.
     void AddLink(int node_a, int node_b, const DirectionSpec& a_to_b, const DirectionSpec& b_to_a);
     int AddFlow(const FlowSpec& flow);
+    /// Also sample the traced value `source` of every flow's congestion control
+    /// (e.g. "DelayWindow" of ns3::TcpCompound) with the other per-flow series,
+    /// read back as FlowSeries("cc:" + source); NaN where a flow's model has no
+    /// such source or the flow has not started. Call before RunUntil.
+    void SampleCongestionState(const std::string& source);
     /// Populate routing, install sinks and the sampler. Call once, before RunUntil.
     void Build(double sample_interval_s);
     /// Advance the simulation up to time t_s (can be called repeatedly).
@@ -86,7 +91,9 @@ class Simulation
     /// Row-major [sample][flow] series: rx_bytes, cwnd_bytes, rtt_sum_s, rtt_count,
     /// tx_data_pkts, retx_pkts, lost_data_pkts, lost_ack_pkts, random_lost_pkts
     /// (counters are cumulative; lost_* count queue drops, random_lost_pkts the data
-    /// segments the random-loss model destroyed).
+    /// segments the random-loss model destroyed); backlog_pkts (data packets of the
+    /// flow stored in traced PFQ/LQD queue discs, only when a traced link has one);
+    /// cc:<source> (see SampleCongestionState).
     std::vector<double> FlowSeries(const std::string& var) const;
     /// Row-major [sample][link] series: queue_pkts, queue_bytes, drops_pkts, tx_bytes,
     /// random_drops_pkts (all but the queue occupancy cumulative).
