@@ -106,3 +106,9 @@ def test_cli_refuses_bad_parameters_with_status_2(tmp_path):
     assert result.returncode == 2, result.stderr
     assert "flows.f0.variant.params" in result.stderr
     assert "Beta" in result.stderr
+
+
+def test_every_registered_name_is_documented():
+    table = (ROOT / "docs" / "variants.md").read_text()
+    for name in [*VARIANTS, *QDISCS]:
+        assert f"| `{name}`" in table, name

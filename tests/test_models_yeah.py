@@ -58,6 +58,15 @@ def test_small_queueing_delay_keeps_fast_mode_in_the_paper_model():
     )
 
 
+def test_ns3_yeah_ignores_its_stcp_ai_factor_attribute():
+    # Deviation of ns-3 3.44: the Scalable helper is built in the constructor, before the
+    # attributes are applied, so StcpAiFactor stays 100 whatever the configuration says.
+    for type_id, expected in (("ns3::TcpYeah", 10.5), ("ns3::TcpYeahPaper", 21)):
+        driver = drivers().CongestionOpsDriver(type_id, MSS, 1000, 1)
+        assert driver.Set("StcpAiFactor", "50") == ""
+        assert _growth_per_round(driver, BASE_RTT) == pytest.approx(expected, abs=1), type_id
+
+
 def test_ns3_yeah_leaves_fast_mode_at_any_queueing_delay():
     # Deviation of ns-3 3.44 (tcp-yeah.cc): the Slow test is `L > 1 / m_phy` with an
     # integer m_phy, so 1/8 == 0 and any L > 0 means Slow mode (Reno increase).

@@ -7,10 +7,17 @@
 #include "tcprepro.h"
 #include "trace-state.h"
 
-#include "ns3/core-module.h"
-#include "ns3/internet-module.h"
-#include "ns3/network-module.h"
-#include "ns3/traffic-control-module.h"
+#include "ns3/double.h"
+#include "ns3/ipv4-queue-disc-item.h"
+#include "ns3/object-factory.h"
+#include "ns3/packet.h"
+#include "ns3/queue-disc.h"
+#include "ns3/random-variable-stream.h"
+#include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
 
 #include <cmath>
 #include <limits>
