@@ -61,7 +61,7 @@ def copy_workflow(dest):
     return dest
 
 
-@pytest.mark.parametrize(("profile", "simulations"), [("smoke", 8), ("quick", 54), ("paper", 180)])
+@pytest.mark.parametrize(("profile", "simulations"), [("smoke", 8), ("quick", 96), ("paper", 320)])
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
     result = snakemake(workdir, "--profile", f"workflow/profiles/{profile}", "-n", "--cores", "2")
