@@ -35,9 +35,9 @@ def test_doctor_prints_every_capability_with_a_fix_for_missing_ones():
 def test_plan_counts_runs_and_estimates_time():
     result = tcprepro("plan", "--tier", "paper", "--workdir", "/nonexistent")
     assert result.returncode == 0, result.stderr
-    assert "A1: 90 runs, 0 cached, 90 to simulate, 7 cells pending" in result.stdout
-    assert "A3: 180 runs, 0 cached, 180 to simulate, 14 cells pending" in result.stdout
-    assert "total: 540 simulations to run, about" in result.stdout
+    assert "A1: 160 runs, 0 cached, 160 to simulate" in result.stdout
+    assert "A3: 320 runs, 0 cached, 320 to simulate" in result.stdout
+    assert "total: 960 simulations to run, about" in result.stdout
 
 
 def test_validate_prints_the_resolved_scenario():

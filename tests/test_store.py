@@ -155,3 +155,24 @@ def test_combine_a_figure_without_sweep():
     assert list(combined["rep"].values) == [0, 1]
     assert combined["goodput_bps"].dims == ("rep", "flow", "time")
     assert json.loads(combined.attrs["missing_cells"]) == []
+
+
+def test_optional_variables_are_allowed_and_combine_with_runs_lacking_them():
+    values = {"qdisc": ["fifo", "pfq_lqd"]}
+    runs = []
+    for qdisc in values["qdisc"]:
+        ds = synthetic_run(
+            attrs={
+                "figure": "B",
+                "sweep": json.dumps({"qdisc": qdisc}),
+                "sweep_values": json.dumps(values),
+                "rep": 0,
+            }
+        )
+        if qdisc == "pfq_lqd":
+            ds["backlog_pkts"] = (ds["cwnd_bytes"] * 0 + 3).assign_attrs(units="packet")
+        assert store.validate_run_dataset(ds) == []
+        runs.append(ds)
+    combined = store.combine_runs(runs)
+    assert np.isnan(combined["backlog_pkts"].sel(qdisc="fifo")).all()
+    assert (combined["backlog_pkts"].sel(qdisc="pfq_lqd") == 3).all()

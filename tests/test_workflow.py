@@ -62,7 +62,9 @@ def copy_workflow(dest):
     return dest
 
 
-@pytest.mark.parametrize(("profile", "simulations"), [("smoke", 16), ("quick", 90), ("paper", 540)])
+@pytest.mark.parametrize(
+    ("profile", "simulations"), [("smoke", 16), ("quick", 160), ("paper", 960)]
+)
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
     result = snakemake(workdir, "--profile", f"workflow/profiles/{profile}", "-n", "--cores", "2")

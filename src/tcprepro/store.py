@@ -14,7 +14,10 @@ running at the end have ``transfer_end_s`` = NaN: censored, never dropped).
 Per-interval variables hold
 what happened *during* the interval that ends at ``time``; ``cwnd_bytes`` and
 ``queue_*`` are instantaneous values at ``time``. See :data:`SCHEMA` for every
-variable with its unit.
+variable with its unit (those in :data:`OPTIONAL` only in some runs). A run may
+also carry ``cc_<Name>`` (flow, time): the traced value ``Name`` of each flow's
+congestion-control model, sampled when requested (``run_scenario(...,
+congestion_state=[Name])``), in the unit the model documents.
 
 Attributes: ``config`` (the resolved scenario as JSON, SI units), ``seed``,
 ``rep``, ``backend``, ``cache_key``, ``interval_s``, ``warmup_s``,
@@ -45,6 +48,7 @@ import pandas as pd
 import xarray as xr
 
 __all__ = [
+    "OPTIONAL",
     "SCHEMA",
     "RawTraces",
     "combine_runs",
@@ -72,6 +76,12 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         ("flow", "time"),
         "packet",
         "data segments destroyed by the random-loss model of a traced direction",
+    ),
+    "backlog_pkts": (
+        ("flow", "time"),
+        "packet",
+        "data packets of the flow stored in a traced PFQ/LQD queue at the sample time "
+        "(present only when a traced link uses pfq_lqd)",
     ),
     "queue_pkts": (("link", "time"), "packet", "queue occupancy at the sample time"),
     "queue_bytes": (("link", "time"), "byte", "queue occupancy at the sample time"),
@@ -122,6 +132,9 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "highest TCP goodput the link can carry: rate x MSS / (MSS + TCP/IP + L2 headers)",
     ),
 }
+
+#: variables of :data:`SCHEMA` that only some runs have
+OPTIONAL = frozenset({"backlog_pkts"})
 
 #: per-interval counters the backends report as cumulative totals
 CUMULATIVE_FLOW = (
@@ -183,6 +196,11 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
             )
         data["goodput_bps"] = (("flow", "time"), goodput.T)
         data["cwnd_bytes"] = (("flow", "time"), flow_array("cwnd_bytes").T)
+        if "backlog_pkts" in raw.flow_series:
+            data["backlog_pkts"] = (("flow", "time"), flow_array("backlog_pkts").T)
+        for name in raw.flow_series:
+            if name.startswith("cc:"):
+                data[f"cc_{name[3:]}"] = (("flow", "time"), flow_array(name).T)
         data["rtt_s"] = (("flow", "time"), rtt.T)
         data["rtt_samples"] = (("flow", "time"), rtt_count.T)
         for name in CUMULATIVE_FLOW:
@@ -216,6 +234,12 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
     for name, (_, unit, description) in SCHEMA.items():
         if name in ds:
             ds[name].attrs.update({"units": unit, "description": description})
+    for name in ds.data_vars:
+        if str(name).startswith("cc_"):
+            ds[name].attrs["description"] = (
+                f"traced value {str(name)[3:]} of the flow's congestion-control model "
+                "(unit: see the model's documentation)"
+            )
     return ds
 
 
@@ -224,7 +248,8 @@ def validate_run_dataset(ds: xr.Dataset) -> list[str]:
     problems = []
     for name, (dims, unit, _) in SCHEMA.items():
         if name not in ds:
-            problems.append(f"missing variable {name}")
+            if name not in OPTIONAL:
+                problems.append(f"missing variable {name}")
         elif ds[name].dims != dims:
             problems.append(f"{name} has dims {ds[name].dims}, expected {dims}")
         elif ds[name].attrs.get("units") != unit:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -406,6 +406,7 @@ def run_scenario(
     *,
     progress: bool = False,
     extra_attrs: Mapping[str, Any] | None = None,
+    congestion_state: Sequence[str] = (),
 ) -> xr.Dataset:
     """Simulate repetition ``rep`` of ``scenario`` in ns-3 and return its dataset.
 
@@ -420,6 +421,10 @@ def run_scenario(
         Show a progress bar on stderr.
     extra_attrs
         Attributes added to the dataset (e.g. the figure and sweep values).
+    congestion_state
+        Names of traced values of the flows' congestion-control models to sample
+        (e.g. ``DelayWindow`` of Compound); each becomes a ``cc_<name>`` variable
+        over (flow, time), NaN for flows whose model lacks it.
     """
     scenario.check_rep(rep)
     check_scenario(scenario)
@@ -428,6 +433,8 @@ def run_scenario(
     started = time.perf_counter()
     with _simulation(lib, scenario.seed, rep + 1) as sim:
         _instantiate(lib, sim, scenario, plan)
+        for source in congestion_state:
+            sim.SampleCongestionState(source)
         loop_started = time.perf_counter()
         _advance(sim, scenario.duration, f"{scenario.id} rep {rep}", progress)
         loop_s = time.perf_counter() - loop_started
@@ -439,7 +446,12 @@ def run_scenario(
         }
         cc_types = [str(name) for name in sim.FlowCongestionTypes()]
         times = _as_array(sim.SampleTimes())
-        flow_series = {var: _as_array(sim.FlowSeries(var)) for var in FLOW_SERIES}
+        optional_series = [f"cc:{source}" for source in congestion_state]
+        if any(plan.traced[name].qdisc == "pfq_lqd" for name in link_names):
+            optional_series.append("backlog_pkts")
+        flow_series = {
+            var: _as_array(sim.FlowSeries(var)) for var in (*FLOW_SERIES, *optional_series)
+        }
         link_series = {var: _as_array(sim.LinkSeries(var)) for var in LINK_SERIES}
         queue_max = _as_array(sim.LinkScalars("queue_max_pkts"))
         events = int(sim.EventCount())

@@ -18,6 +18,8 @@
 #include "tcprepro.h"
 
 #include "asymmetric-channel.h"
+#include "pfq-lqd-queue-disc.h"
+#include "trace-state.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -26,6 +28,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -114,7 +117,7 @@ CheckAttributes(const std::string& type, const std::string& attributes)
         }
         if (!info.checker->CreateValidValue(StringValue(value)))
         {
-            return type + "::" + name + ": invalid value '" + value + "'";
+            return type + "::" + name + ": invalid value '" + value + "' (" + info.help + ")";
         }
     }
     return "";
@@ -170,6 +173,7 @@ struct FlowState
     SequenceNumber32 highestSent{0};
     bool anySent = false;
     std::string ccTypeInUse;
+    std::vector<double> ccState; //!< last value of each sampled congestion-control trace
 };
 
 /// Sends one flow's data over one TCP socket with a per-socket congestion control.
@@ -263,6 +267,8 @@ struct Simulation::Impl
     NodeContainer nodes;
     std::vector<std::string> nodeNames;
     std::vector<FlowState> flows;
+    std::vector<std::size_t> flowEntity; ///< series entity of each flow (set by Build)
+    std::size_t numUngrouped = 0;
     std::vector<std::string> groupNames;
     std::vector<Counters> groups;
     std::vector<LinkTrace> links;
@@ -270,6 +276,7 @@ struct Simulation::Impl
     std::map<std::pair<uint32_t, uint16_t>, int> flowByEndpoint; // (src node id, src port)
     std::map<uint32_t, uint32_t> nodeOfAddress;                   // IPv4 (host order) -> node id
     uint32_t subnetCounter = 0;
+    std::vector<std::string> ccSources; //!< congestion-control traced values to sample
     double sampleIntervalS = 0.1;
     bool built = false;
 
@@ -278,6 +285,8 @@ struct Simulation::Impl
     std::map<std::string, std::vector<double>> linkSeries;
 
     void Sample();
+    /// Per-flow data packets stored in traced PFQ/LQD queue discs (series backlog_pkts).
+    void SampleFlowBacklogs();
     int FlowOfEndpoint(Ipv4Address address, uint16_t port) const;
     void OnQdiscDrop(Ptr<const QueueDiscItem> item);
     /// Attribute a dropped TCP/IPv4 packet to its flow: (flow, carries data).
@@ -300,7 +309,17 @@ FlowSender::StartApplication()
         tcp->SetAttribute(name, StringValue(value));
     }
     ObjectFactory cc = MakeFactory(flow.spec.cc_type, flow.spec.cc_attributes);
-    tcp->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+    Ptr<TcpCongestionOps> ops = cc.Create<TcpCongestionOps>();
+    flow.ccState.assign(m_sim->ccSources.size(), kNaN);
+    for (std::size_t i = 0; i < m_sim->ccSources.size(); ++i)
+    {
+        // connected before Init() so the model's initial state is seen; a model
+        // without this traced value leaves NaN
+        ConnectTracedNumber(ops, m_sim->ccSources[i], [state = &flow.ccState[i]](double value) {
+            *state = value;
+        });
+    }
+    tcp->SetCongestionControlAlgorithm(ops);
     if (flow.spec.pacing)
     {
         tcp->SetPacingStatus(true);
@@ -604,12 +623,22 @@ Simulation::Impl::Sample()
         if (flow.spec.group < 0)
         {
             record(flow.counters, flow.cwndBytes);
+            for (std::size_t i = 0; i < ccSources.size(); ++i)
+            {
+                flowSeries["cc:" + ccSources[i]].push_back(flow.ccState.empty() ? kNaN
+                                                                                : flow.ccState[i]);
+            }
         }
     }
     for (const Counters& group : groups)
     {
         record(group, kNaN);
+        for (const auto& source : ccSources)
+        {
+            flowSeries["cc:" + source].push_back(kNaN);
+        }
     }
+    SampleFlowBacklogs();
     for (LinkTrace& link : links)
     {
         const auto& stats = link.qdisc->GetStats();
@@ -623,6 +652,39 @@ Simulation::Impl::Sample()
         linkSeries["random_drops_pkts"].push_back(static_cast<double>(link.randomDrops));
     }
     Simulator::Schedule(Seconds(sampleIntervalS), &Simulation::Impl::Sample, this);
+}
+
+void
+Simulation::Impl::SampleFlowBacklogs()
+{
+    std::vector<double> backlog(flowEntity.empty() ? 0 : groups.size() + numUngrouped, 0.0);
+    bool anyPfq = false;
+    for (const LinkTrace& link : links)
+    {
+        Ptr<PfqLqdQueueDisc> pfq = DynamicCast<PfqLqdQueueDisc>(link.qdisc);
+        if (!pfq)
+        {
+            continue;
+        }
+        anyPfq = true;
+        pfq->ForEachFlow([this, &backlog](Ptr<const QueueDiscItem> item, uint32_t packets) {
+            Ptr<const Ipv4QueueDiscItem> ipItem = DynamicCast<const Ipv4QueueDiscItem>(item);
+            if (!ipItem)
+            {
+                return;
+            }
+            auto [flowId, data] = Classify(ipItem->GetHeader(), item->GetPacket());
+            if (flowId >= 0 && data)
+            {
+                backlog[flowEntity[flowId]] += packets;
+            }
+        });
+    }
+    if (anyPfq)
+    {
+        auto& series = flowSeries["backlog_pkts"];
+        series.insert(series.end(), backlog.begin(), backlog.end());
+    }
 }
 
 namespace
@@ -694,6 +756,20 @@ Simulation::SetDefault(const std::string& path, const std::string& value)
     if (!Config::SetDefaultFailSafe(path, StringValue(value)))
     {
         throw std::invalid_argument("cannot set ns-3 default " + path + " = " + value);
+    }
+}
+
+void
+Simulation::SampleCongestionState(const std::string& source)
+{
+    if (Simulator::Now().IsStrictlyPositive())
+    {
+        throw std::logic_error("SampleCongestionState must be called before RunUntil");
+    }
+    if (std::find(m_impl->ccSources.begin(), m_impl->ccSources.end(), source) ==
+        m_impl->ccSources.end())
+    {
+        m_impl->ccSources.push_back(source);
     }
 }
 
@@ -894,9 +970,16 @@ Simulation::Build(double sampleIntervalS)
     m_impl->sampleIntervalS = sampleIntervalS;
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
+    for (const FlowState& flow : m_impl->flows)
+    {
+        m_impl->numUngrouped += (flow.spec.group < 0);
+    }
+    std::size_t nextUngrouped = 0;
     for (size_t i = 0; i < m_impl->flows.size(); ++i)
     {
         FlowState& flow = m_impl->flows[i];
+        m_impl->flowEntity.push_back(flow.spec.group < 0 ? nextUngrouped++
+                                                         : m_impl->numUngrouped + flow.spec.group);
         if (flow.spec.group >= 0)
         {
             flow.group = &m_impl->groups[flow.spec.group];

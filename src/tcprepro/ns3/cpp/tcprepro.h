@@ -82,6 +82,11 @@ class Simulation
     /// one; the group's summed counters form one series entity.
     int AddGroup(const std::string& name);
     int AddFlow(const FlowSpec& flow);
+    /// Also sample the traced value `source` of every flow's congestion control
+    /// (e.g. "DelayWindow" of ns3::TcpCompound) with the other per-flow series,
+    /// read back as FlowSeries("cc:" + source); NaN where a flow's model has no
+    /// such source or the flow has not started. Call before RunUntil.
+    void SampleCongestionState(const std::string& source);
     /// Populate routing, install sinks and the sampler. Call once, before RunUntil.
     void Build(double sample_interval_s);
     /// Advance the simulation up to and including time t_s (can be called repeatedly).
@@ -98,7 +103,9 @@ class Simulation
     /// Row-major [sample][entity] series (entities: SeriesNames()): rx_bytes, cwnd_bytes, rtt_sum_s, rtt_count,
     /// tx_data_pkts, retx_pkts, lost_data_pkts, lost_ack_pkts, random_lost_pkts
     /// (counters are cumulative; lost_* count queue drops, random_lost_pkts the data
-    /// segments the random-loss model destroyed).
+    /// segments the random-loss model destroyed); backlog_pkts (data packets of the
+    /// flow stored in traced PFQ/LQD queue discs, only when a traced link has one);
+    /// cc:<source> (see SampleCongestionState).
     std::vector<double> FlowSeries(const std::string& var) const;
     /// Row-major [sample][link] series: queue_pkts, queue_bytes, drops_pkts, tx_bytes,
     /// random_drops_pkts (all but the queue occupancy cumulative).
