@@ -155,6 +155,15 @@ class WorkflowConfig:
             known = ", ".join(self.figures)
             raise ConfigError(f"figures: no figure {figure!r}; known: {known}") from None
 
+    def outputs(self, figure: str) -> list[str]:
+        """What a figure's notebook produces for the paper: "figure" and/or "table"."""
+        return list(self.figure(figure).get("outputs", ["figure"]))
+
+    def paper_files(self, kind: str) -> list[str]:
+        """Paths of every figure PDF (``kind="figure"``) or table (``"table"``) of the paper."""
+        pattern = {"figure": "paper/figures/{}.pdf", "table": "paper/generated/{}.tex"}[kind]
+        return [pattern.format(f) for f in self.figures if kind in self.outputs(f)]
+
     def studies(self) -> list[str]:
         """Studies that have at least one figure, in config order."""
         seen: list[str] = []

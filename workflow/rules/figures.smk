@@ -1,5 +1,6 @@
 # Figure rules: a parameterised notebook reads a combined dataset and draws the
-# figure. Restyling a figure reruns no simulation.
+# figure (or writes the table) the paper includes. Restyling a figure reruns no
+# simulation.
 
 
 rule figure:
@@ -15,6 +16,21 @@ rule figure:
         "papermill {input.notebook} {output.notebook} --no-progress-bar "
         "-p combined {input.combined} -p figure_id {wildcards.figure} "
         "-p output_pdf {output.pdf} > {log} 2>&1"
+
+
+rule table:
+    input:
+        combined="data/combined/{figure}.nc",
+        notebook=figure_notebook,
+    output:
+        tex="paper/generated/{figure}.tex",
+        notebook="data/notebooks/{figure}_table.ipynb",
+    log:
+        "data/logs/tables/{figure}.log",
+    shell:
+        "papermill {input.notebook} {output.notebook} --no-progress-bar "
+        "-p combined {input.combined} -p figure_id {wildcards.figure} "
+        "-p output_tex {output.tex} > {log} 2>&1"
 
 
 rule claims:

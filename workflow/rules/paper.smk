@@ -23,7 +23,8 @@ rule paper:
     input:
         tex="paper/tcprepro.tex",
         bib="paper/references.bib",
-        figures=expand("paper/figures/{figure}.pdf", figure=FIGURES),
+        figures=WORKFLOW.paper_files("figure"),
+        tables=WORKFLOW.paper_files("table"),
         claims=expand("paper/generated/claims_{study}.tex", study=STUDIES),
         generated=rules.paper_inputs.output,
     output:
