@@ -228,8 +228,8 @@ def write_paper_inputs(
     from tcprepro.store import open_dataset
 
     out = Path(out_dir)
-    figures = [f for f in config.figures if f in combined_paths]
-    combined = {f: open_dataset(combined_paths[f]) for f in figures}
+    figures = [f for f in config.figures if config.source(f) in combined_paths]
+    combined = {f: open_dataset(combined_paths[f]) for f in figures if f in combined_paths}
     n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
     pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
     sim_seconds = sum(

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from tcprepro import metrics
 
-__all__ = ["response_time_curves", "save_figure", "utilisation_grid"]
+__all__ = ["response_time_curves", "save_figure", "trace_panels", "utilisation_grid"]
 
 _DIRECTION_LABELS = {"up": "Up", "down": "Down"}
 
@@ -266,6 +266,78 @@ def _ticks_125(low: float, high: float) -> list[float]:
         for m in (1, 2, 5)
     ]
     return [t for t in ticks if low <= t <= high]
+
+
+def trace_panels(
+    ds: xr.Dataset,
+    cells: list[dict[str, str]],
+    rep: int = 0,
+    window_s: float = 60.0,
+    title: str = "",
+) -> Figure:
+    """Queue, window and RTT traces of chosen cells of a figure (the evidence behind it).
+
+    One column per cell (e.g. ``{"up": "NewReno", "down": "NewReno"}``) of repetition
+    ``rep``, over ``window_s`` seconds starting at the end of the warm-up: the queue
+    occupancy of each traced link direction (its buffer drawn dashed), the congestion
+    window of each flow (packets of ``tcp.mss`` bytes) and the RTT of each flow.
+    """
+    start = float(ds.attrs["warmup_s"])
+    span = slice(start, start + window_s)
+    fig, axes = plt.subplots(
+        3,
+        len(cells),
+        figsize=(4.0 * len(cells), 7.0),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    colours = dict(zip(["down", "up"], sns.color_palette("colorblind", 2), strict=True))
+    for j, cell in enumerate(cells):
+        run = ds.sel(**cell, rep=rep).sel(time=span)
+        mss = json.loads(run["run_config"].item())["tcp"]["mss"] if "run_config" in run else None
+        mss_bytes = int(str(mss).rstrip("B")) if mss else 1448
+        for link in [str(v) for v in run["link"].values]:
+            colour = colours.get(link)
+            axes[0, j].plot(
+                run["time"],
+                run["queue_pkts"].sel(link=link),
+                color=colour,
+                label=f"{link} queue",
+                linewidth=0.8,
+            )
+            axes[0, j].axhline(
+                float(run["link_buffer_pkts"].sel(link=link)),
+                color=colour,
+                linestyle="--",
+                linewidth=0.7,
+            )
+        for flow in [str(v) for v in run["flow"].values]:
+            colour = colours.get(flow)
+            axes[1, j].plot(
+                run["time"],
+                run["cwnd_bytes"].sel(flow=flow) / mss_bytes,
+                color=colour,
+                label=f"{flow} cwnd",
+                linewidth=0.8,
+            )
+            axes[2, j].plot(
+                run["time"],
+                run["rtt_s"].sel(flow=flow) * 1000,
+                color=colour,
+                label=f"{flow} RTT",
+                linewidth=0.8,
+            )
+        axes[0, j].set_title(", ".join(f"{k}={v}" for k, v in cell.items()), fontsize=9)
+        axes[0, j].set_ylabel("queue (packets)" if j == 0 else "")
+        axes[1, j].set_ylabel("cwnd (packets)" if j == 0 else "")
+        axes[2, j].set_ylabel("RTT (ms)" if j == 0 else "")
+        axes[2, j].set_xlabel("time (s)")
+        for ax in axes[:, j]:
+            ax.legend(fontsize=7, loc="upper right")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
 
 
 def save_figure(fig: Figure, path: str | Path) -> Path:

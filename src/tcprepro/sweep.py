@@ -155,6 +155,19 @@ class WorkflowConfig:
             known = ", ".join(self.figures)
             raise ConfigError(f"figures: no figure {figure!r}; known: {known}") from None
 
+    def source(self, figure: str) -> str:
+        """Figure whose combined dataset ``figure`` draws: its ``data:`` or itself."""
+        return str(self.figure(figure).get("data", figure))
+
+    @property
+    def simulated_figures(self) -> list[str]:
+        """Figures that have runs of their own (not ``data:`` views of another)."""
+        return [f for f in self.figures if "data" not in self.figure(f)]
+
+    def combined_path(self, figure: str) -> str:
+        """Combined dataset a figure's notebook reads."""
+        return f"data/combined/{self.source(figure)}.nc"
+
     def outputs(self, figure: str) -> list[str]:
         """What a figure's notebook produces for the paper: "figure" and/or "table"."""
         return list(self.figure(figure).get("outputs", ["figure"]))
@@ -193,6 +206,8 @@ class WorkflowConfig:
 
     def sweep_values(self, figure: str, tier: str | None = None) -> dict[str, list[Any]]:
         """Values of each swept dimension for a tier (a tier may narrow them)."""
+        if "data" in self.figure(figure):
+            return {}
         sweep = self.figure(figure).get("sweep", {})
         narrowed = self.tier_settings(figure, tier).get("values", {})
         out: dict[str, list[Any]] = {}
@@ -228,7 +243,9 @@ class WorkflowConfig:
         return out
 
     def runs(self, figure: str, tier: str | None = None) -> list[Run]:
-        """Every run of a figure for a tier (pending cells excluded)."""
+        """Every run of a figure for a tier (pending cells excluded; none for data views)."""
+        if "data" in self.figure(figure):
+            return []
         key = (figure, tier or self.tier)
         if key not in self._runs:
             self._runs[key] = self._make_runs(figure, tier)
@@ -272,6 +289,8 @@ class WorkflowConfig:
 
     def scenario_files(self, figure: str) -> list[str]:
         """The figure's scenario file and every ``base:`` file under it."""
+        if "data" in self.figure(figure):
+            return []
         files = []
         path: Path | None = Path(self.figure(figure)["scenario"])
         while path is not None and str(path) not in files:
@@ -359,7 +378,7 @@ def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = P
     """Say how many simulations a tier needs, how many are cached, and how long the rest take."""
     lines = [f"tcprepro plan, tier {tier!r}:"]
     todo_all: list[Run] = []
-    for figure in config.figures:
+    for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
         todo = [run for run in runs if not is_cached(run, workdir)]
         pending = config.pending_cells(figure, tier)

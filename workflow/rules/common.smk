@@ -7,7 +7,6 @@ from tcprepro.sweep import WorkflowConfig, plan_report
 validate(config, "../schemas/config.schema.yaml")
 WORKFLOW = WorkflowConfig(config)
 TIER = WORKFLOW.tier
-FIGURES = WORKFLOW.figures
 STUDIES = WORKFLOW.studies()
 
 
@@ -40,9 +39,19 @@ def figure_notebook(wildcards):
     return WORKFLOW.figure(wildcards.figure)["notebook"]
 
 
+def figure_combined(wildcards):
+    """Combined dataset a figure draws (its own, or the one named by its data: key)."""
+    return WORKFLOW.combined_path(wildcards.figure)
+
+
 def study_combined(wildcards):
-    """Combined datasets of every figure of a study."""
-    return [f"data/combined/{f}.nc" for f in WORKFLOW.figures_of(wildcards.study)]
+    """Combined datasets of every simulated figure of a study."""
+    simulated = WORKFLOW.simulated_figures
+    return [
+        f"data/combined/{f}.nc"
+        for f in WORKFLOW.figures_of(wildcards.study)
+        if f in simulated
+    ]
 
 
 onstart:

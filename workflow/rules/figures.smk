@@ -5,7 +5,7 @@
 
 rule figure:
     input:
-        combined="data/combined/{figure}.nc",
+        combined=figure_combined,
         notebook=figure_notebook,
     output:
         pdf="paper/figures/{figure}.pdf",
@@ -20,7 +20,7 @@ rule figure:
 
 rule table:
     input:
-        combined="data/combined/{figure}.nc",
+        combined=figure_combined,
         notebook=figure_notebook,
     output:
         tex="paper/generated/{figure}.tex",

@@ -4,7 +4,7 @@
 
 rule paper_inputs:
     input:
-        expand("data/combined/{figure}.nc", figure=FIGURES),
+        expand("data/combined/{figure}.nc", figure=WORKFLOW.simulated_figures),
     output:
         "paper/generated/body.tex",
         "paper/generated/parameters.tex",
