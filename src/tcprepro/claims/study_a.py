@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from tcprepro import metrics
-from tcprepro.claims import ClaimResult, check
+from tcprepro.claims import ClaimResult, check, explainer
 
 __all__ = ["cell_table"]
 
@@ -361,3 +361,51 @@ def a_vegas_download_response(
     if all(st == "pending" for st in statuses):
         return ClaimResult(value, "pending", coverage)
     return ClaimResult(value, _verdict("fail" not in statuses), coverage)
+
+
+@explainer
+def a_explain_traces(
+    data: Mapping[str, xr.Dataset], cells: Sequence[Mapping[str, str]], figures: str = ""
+) -> str:
+    """What the traces of some cells show: queues, queueing delays, RTTs, losses.
+
+    For each cell (``figure``, ``up``, ``down``): the mean occupancy of each direction's
+    queue over the measurement window (packets, share of the buffer, and the queueing
+    delay it implies at the link rate), the mean RTT of each flow, the data loss rate
+    of each flow and the ACKs of the download dropped in the uplink queue.
+    """
+    parts = []
+    for cell in cells:
+        ds = data.get(cell["figure"])
+        if ds is None or cell["up"] not in ds["up"].values or cell["down"] not in ds["down"].values:
+            continue
+        run = ds.sel(up=cell["up"], down=cell["down"])
+        mask = metrics.window(run)
+        queue_pkts = run["queue_pkts"].where(mask).mean(["time", "rep"])
+        delay_ms = (
+            run["queue_bytes"].where(mask).mean(["time", "rep"])
+            * 8
+            / run["link_rate_bps"].isel(rep=0)
+            * 1000
+        )
+        rtt_ms = (metrics.mean_rtt_s(run) * 1000).mean("rep")
+        loss = metrics.loss_rate(run).mean("rep") * 100
+        acks = float(run["lost_ack_pkts"].sel(flow="down").where(mask).sum(["time"]).mean("rep"))
+        queues = ", ".join(
+            f"{link} queue {float(queue_pkts.sel(link=link)):.0f} of "
+            f"{int(run['link_buffer_pkts'].isel(rep=0).sel(link=link))} packets "
+            f"({float(delay_ms.sel(link=link)):.0f} ms of queueing)"
+            for link in ("down", "up")
+        )
+        parts.append(
+            f"{cell['figure']} (up={cell['up']}, down={cell['down']}): {queues}; "
+            f"RTT {float(rtt_ms.sel(flow='down')):.0f} ms (download) and "
+            f"{float(rtt_ms.sel(flow='up')):.0f} ms (upload); data loss "
+            f"{float(loss.sel(flow='down')):.2f} % (download) and "
+            f"{float(loss.sel(flow='up')):.2f} % (upload); {acks:.0f} ACKs of the download "
+            "dropped per run in the uplink queue"
+        )
+    if not parts:
+        return ""
+    where = f" (traces: Figures {figures})" if figures else ""
+    return "Mean over the measurement window" + where + ": " + "; ".join(parts) + "."
