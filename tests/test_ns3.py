@@ -235,3 +235,14 @@ def test_poisson_packets_offer_their_load_and_lose_packets_when_overloaded():
     loss = float(metrics.loss_rate(heavy).sel(flow="p"))
     # an M/D/1/B queue at load 1.3 loses at least 1 - 1/1.3 = 23 % of the packets
     assert loss == pytest.approx(1 - 1 / 1.3 * (1000 / 1002), abs=0.03)
+
+
+def test_one_rtt_sample_per_ack_of_new_data():
+    # delayed ACKs (every second segment): about one new-data ACK per two data segments
+    ds = run(DUMBBELL, ["duration=20s", "warmup=2s"])
+    samples = float(ds["rtt_samples"].sel(flow="f0").sum())
+    segments = float(ds["tx_data_pkts"].sel(flow="f0").sum())
+    assert samples == pytest.approx(segments / 2, rel=0.1)
+    # propagation RTT is 50 ms; the 100-packet queue adds at most 120 ms
+    rtt = float(metrics.mean_rtt_s(ds).sel(flow="f0"))
+    assert 0.05 < rtt < 0.05 + 100 * 1502 * 8 / 10e6

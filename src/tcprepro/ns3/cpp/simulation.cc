@@ -195,12 +195,16 @@ class FlowSender : public Application
     void OnCwnd(uint32_t oldValue, uint32_t newValue);
     void OnRtt(Time oldValue, Time newValue);
     void OnTx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase> socket);
+    void OnRx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase> socket);
 
     Simulation::Impl* m_sim;
     int m_flowId;
     Ptr<Socket> m_socket;
     uint64_t m_remaining = 0;
     bool m_closed = false;
+    Time m_lastRtt{Seconds(0)};
+    SequenceNumber32 m_highestAck{0};
+    bool m_anyAck = false;
 };
 
 /// Sends UDP packets of a fixed size at exponentially distributed intervals.
@@ -335,6 +339,7 @@ FlowSender::StartApplication()
 
     tcp->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&FlowSender::OnCwnd, this));
     tcp->TraceConnectWithoutContext("LastRTT", MakeCallback(&FlowSender::OnRtt, this));
+    tcp->TraceConnectWithoutContext("Rx", MakeCallback(&FlowSender::OnRx, this));
     tcp->TraceConnectWithoutContext("Tx", MakeCallback(&FlowSender::OnTx, this));
     m_socket->SetConnectCallback(MakeCallback(&FlowSender::OnConnected, this),
                                  MakeCallback(&FlowSender::OnConnectFailed, this));
@@ -406,12 +411,30 @@ FlowSender::OnCwnd(uint32_t /*oldValue*/, uint32_t newValue)
 void
 FlowSender::OnRtt(Time /*oldValue*/, Time newValue)
 {
-    if (newValue.IsStrictlyPositive())
+    m_lastRtt = newValue;
+}
+
+void
+FlowSender::OnRx(Ptr<const Packet> /*packet*/, const TcpHeader& header, Ptr<const TcpSocketBase>)
+{
+    // One RTT sample per ACK that acknowledges new data. "LastRTT" is a traced
+    // value: it fires only when the sample differs from the previous one, so it
+    // cannot count samples. The Rx trace fires before the socket processes this
+    // ACK, when LastRTT still holds the sample of the previous new-data ACK: that
+    // sample is counted here (every sample but the run's last, one ACK late).
+    if (!(header.GetFlags() & TcpHeader::ACK) ||
+        (m_anyAck && header.GetAckNumber() <= m_highestAck))
+    {
+        return;
+    }
+    if (m_anyAck && m_lastRtt.IsStrictlyPositive())
     {
         FlowState& flow = m_sim->flows[m_flowId];
-        flow.Add(&Counters::rttSumS, newValue.GetSeconds());
+        flow.Add(&Counters::rttSumS, m_lastRtt.GetSeconds());
         flow.Add(&Counters::rttCount);
     }
+    m_anyAck = true;
+    m_highestAck = header.GetAckNumber();
 }
 
 void
