@@ -17,6 +17,7 @@ def synthetic_run(
     warmup_s=2.0,
     capacity_bps=(9.6e6, 1.92e6),
     attrs=None,
+    transfers=0,
 ):
     """Two flows (down, up) on two links (down, up) with constant rates.
 
@@ -56,6 +57,7 @@ def synthetic_run(
         flow_series=flow_series,
         link_series=link_series,
         flow_info={
+            "flow_kind": ["bulk", "bulk"],
             "flow_variant": ["NewReno", "Cubic"],
             "flow_cc_type": ["ns3::TcpNewReno", "ns3::TcpCubic"],
             "flow_src": ["server", "client"],
@@ -77,6 +79,18 @@ def synthetic_run(
             "link_queue_max_pkts": [5.0, 20.0],
             "link_goodput_capacity_bps": list(capacity_bps),
         },
+        transfer_info={
+            "transfer_generator": ["web"] * transfers,
+            "transfer_src": ["server"] * transfers,
+            "transfer_dst": ["client"] * transfers,
+            "transfer_start_s": list(np.arange(transfers, dtype=float)),
+            "transfer_size_bytes": [1000.0] * transfers,
+            "transfer_connected_s": list(np.arange(transfers) + 0.1),
+            "transfer_end_s": [*(np.arange(transfers - 1) + 0.5), np.nan][:transfers],
+            "transfer_rx_bytes": [1000.0] * transfers,
+        }
+        if transfers
+        else {},
         attrs={
             "config": json.dumps({"id": "synthetic"}),
             "seed": 1,

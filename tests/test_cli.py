@@ -35,10 +35,11 @@ def test_doctor_prints_every_capability_with_a_fix_for_missing_ones():
 def test_plan_counts_runs_and_estimates_time():
     result = tcprepro("plan", "--tier", "paper", "--workdir", "/nonexistent")
     assert result.returncode == 0, result.stderr
-    assert "A1: 90 runs, 0 cached, 90 to simulate, 7 cells pending" in result.stdout
+    assert "A1: 160 runs, 0 cached, 160 to simulate" in result.stdout
+    assert "A3: 320 runs, 0 cached, 320 to simulate" in result.stdout
     assert "X1: 18 runs, 0 cached, 18 to simulate" in result.stdout
     assert "X1: plus up to 18 emulated runs in real time" in result.stdout
-    assert "total: 198 simulations to run, about" in result.stdout
+    assert "total: 978 simulations to run, about" in result.stdout
 
 
 def test_validate_prints_the_resolved_scenario():

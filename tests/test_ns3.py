@@ -171,3 +171,78 @@ def test_random_loss_rate_matches_the_configured_rate():
     stderr = (0.01 * 0.99 / sent) ** 0.5
     assert abs(rate - 0.01) < 4 * stderr, (rate, sent)
     assert float(metrics.goodput_bps(ds).sel(flow="f0")) < 9e6  # losses cost throughput
+
+
+def test_generated_transfers_are_recorded_and_censored_at_the_end():
+    ds = run(
+        ACCESS,
+        [
+            "duration=60s",
+            "warmup=0s",
+            "flows={}",
+            "traffic={web: {kind: poisson_transfers, direction: down, variant: Cubic, "
+            "arrival_rate: 2/s, size: {law: fixed, size: 150kB}}}",
+        ],
+    )
+    assert validate_run_dataset(ds) == []
+    assert list(ds["flow"].values) == ["web"]
+    assert ds["flow_kind"].item() == "transfers"
+    n = ds.sizes["transfer"]
+    assert 90 < n < 150  # Poisson(120)
+    done = np.isfinite(ds["transfer_end_s"].values)
+    assert done.sum() >= n - 3  # at 40 % load, only the last few can still be running
+    assert (ds["transfer_rx_bytes"].values[done] == 150_000).all()
+    censored = ~done
+    assert (ds["transfer_start_s"].values[censored] > 55).all()
+    assert (ds["transfer_end_s"].values[done] > ds["transfer_start_s"].values[done]).all()
+    # the generator's aggregate goodput equals the bytes its transfers received
+    total = float((ds["goodput_bps"].sel(flow="web") * 0.1).sum() / 8)
+    assert total == pytest.approx(float(ds["transfer_rx_bytes"].sum()), rel=1e-9)
+
+
+def test_a_transfer_alone_takes_the_handshake_plus_serialisation_plus_propagation():
+    # 10 segments = the initial window: SYN (42 ms), SYN-ACK (52 ms), then 10 x 1502-byte
+    # frames at 10 Mb/s and 42 ms of propagation
+    ds = run(ACCESS, ["flows={d: {direction: down, variant: NewReno, size: 14480B}}"])
+    elapsed = float(ds["flow_end_s"].item() - ds["flow_start_s"].item())
+    expected = 0.042 + 0.052 + 10 * 1502 * 8 / 10e6 + 0.042
+    assert elapsed == pytest.approx(expected, abs=0.0005)
+
+
+def test_poisson_packets_offer_their_load_and_lose_packets_when_overloaded():
+    light = run(
+        DUMBBELL,
+        [
+            "duration=30s",
+            "warmup=5s",
+            "flows={}",
+            "traffic={p: {kind: poisson_packets, src: s0, load: 0.3, flows: 4}}",
+        ],
+    )
+    payload_fraction = (1000 - 28) / 1000
+    goodput = float(metrics.goodput_bps(light).sel(flow="p"))
+    assert goodput == pytest.approx(0.3 * 10e6 * payload_fraction, rel=0.05)
+    assert float(light["lost_data_pkts"].sum()) == 0
+    heavy = run(
+        DUMBBELL,
+        [
+            "duration=20s",
+            "warmup=5s",
+            "flows={}",
+            "traffic={p: {kind: poisson_packets, src: s0, load: 1.3}}",
+        ],
+    )
+    loss = float(metrics.loss_rate(heavy).sel(flow="p"))
+    # an M/D/1/B queue at load 1.3 loses at least 1 - 1/1.3 = 23 % of the packets
+    assert loss == pytest.approx(1 - 1 / 1.3 * (1000 / 1002), abs=0.03)
+
+
+def test_one_rtt_sample_per_ack_of_new_data():
+    # delayed ACKs (every second segment): about one new-data ACK per two data segments
+    ds = run(DUMBBELL, ["duration=20s", "warmup=2s"])
+    samples = float(ds["rtt_samples"].sel(flow="f0").sum())
+    segments = float(ds["tx_data_pkts"].sel(flow="f0").sum())
+    assert samples == pytest.approx(segments / 2, rel=0.1)
+    # propagation RTT is 50 ms; the 100-packet queue adds at most 120 ms
+    rtt = float(metrics.mean_rtt_s(ds).sel(flow="f0"))
+    assert 0.05 < rtt < 0.05 + 100 * 1502 * 8 / 10e6

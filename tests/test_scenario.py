@@ -55,8 +55,8 @@ def test_bad_fields_are_named(override, field, message):
 
 
 def test_pending_model_is_refused_with_reason():
-    data = apply_overrides(ACCESS, ["flows.up.variant=Compound"])
-    with pytest.raises(ConfigError, match="'Compound' is not available: pending"):
+    data = apply_overrides(ACCESS, ["flows.up.variant=Africa"])
+    with pytest.raises(ConfigError, match="'Africa' is not available: pending"):
         load_scenario_dict(data)
 
 

@@ -120,3 +120,59 @@ def test_combine_refuses_duplicates_and_foreign_runs():
         store.combine_runs([run, run.copy()])
     with pytest.raises(ValueError, match="not produced for a figure"):
         store.combine_runs([synthetic_run()])
+
+
+def test_combine_pads_runs_with_different_numbers_of_transfers(tmp_path):
+    values = {"up": ["NewReno"], "down": ["NewReno"]}
+    runs = []
+    for rep, count in enumerate((3, 5)):
+        ds = synthetic_run(
+            transfers=count,
+            attrs={
+                "figure": "A3",
+                "sweep": json.dumps({"up": "NewReno", "down": "NewReno"}),
+                "sweep_values": json.dumps(values),
+                "rep": rep,
+            },
+        )
+        assert store.validate_run_dataset(ds) == []
+        runs.append(ds)
+    combined = store.combine_runs(runs)
+    assert combined.sizes["transfer"] == 5
+    sizes = combined["transfer_size_bytes"].sel(up="NewReno", down="NewReno")
+    assert int(np.isfinite(sizes.sel(rep=0)).sum()) == 3
+    assert int(np.isfinite(sizes.sel(rep=1)).sum()) == 5
+    path = store.write_dataset(combined, tmp_path / "c.nc")
+    assert store.open_dataset(path).sizes["transfer"] == 5
+
+
+def test_combine_a_figure_without_sweep():
+    runs = [
+        synthetic_run(attrs={"figure": "C1", "sweep": "{}", "sweep_values": "{}", "rep": rep})
+        for rep in (1, 0)
+    ]
+    combined = store.combine_runs(runs)
+    assert list(combined["rep"].values) == [0, 1]
+    assert combined["goodput_bps"].dims == ("rep", "flow", "time")
+    assert json.loads(combined.attrs["missing_cells"]) == []
+
+
+def test_optional_variables_are_allowed_and_combine_with_runs_lacking_them():
+    values = {"qdisc": ["fifo", "pfq_lqd"]}
+    runs = []
+    for qdisc in values["qdisc"]:
+        ds = synthetic_run(
+            attrs={
+                "figure": "B",
+                "sweep": json.dumps({"qdisc": qdisc}),
+                "sweep_values": json.dumps(values),
+                "rep": 0,
+            }
+        )
+        if qdisc == "pfq_lqd":
+            ds["backlog_pkts"] = (ds["cwnd_bytes"] * 0 + 3).assign_attrs(units="packet")
+        assert store.validate_run_dataset(ds) == []
+        runs.append(ds)
+    combined = store.combine_runs(runs)
+    assert np.isnan(combined["backlog_pkts"].sel(qdisc="fifo")).all()
+    assert (combined["backlog_pkts"].sel(qdisc="pfq_lqd") == 3).all()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -61,7 +62,9 @@ def copy_workflow(dest):
     return dest
 
 
-@pytest.mark.parametrize(("profile", "simulations"), [("smoke", 8), ("quick", 54), ("paper", 180)])
+@pytest.mark.parametrize(
+    ("profile", "simulations"), [("smoke", 16), ("quick", 160), ("paper", 960)]
+)
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
     result = snakemake(
@@ -77,7 +80,7 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     )
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
-    assert counts["figure"] == 2
+    assert counts["figure"] == 4
     assert counts["paper"] == 1
     assert "emulate_figure" not in counts
     assert "emulation skipped (figures X1): excluded by the profile" in result.stderr
@@ -115,15 +118,19 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     workdir, result = smoke_run
     assert "simulations to run" in result.stdout + result.stderr  # plan printed before running
     assert (workdir / "paper/build/tcprepro.pdf").stat().st_size > 10_000
-    for figure in ("A1", "A2"):
+    for figure in ("A1", "A2", "A3", "A4"):
         assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000
         executed = json.loads((workdir / f"data/notebooks/{figure}.ipynb").read_text())
         assert any(cell.get("outputs") for cell in executed["cells"])
         combined = open_dataset(workdir / f"data/combined/{figure}.nc")
-        assert combined["goodput_bps"].dims[:3] == ("up", "down", "rep")
+        sweep = ("up", "down", "rep") if figure in ("A1", "A2") else ("up", "down", "load", "rep")
+        assert combined["goodput_bps"].dims[: len(sweep)] == sweep
         assert list(combined["up"].values) == ["NewReno", "Vegas"]
+    a3 = open_dataset(workdir / "data/combined/A3.nc")
+    assert a3["transfer_size_bytes"].dims == ("up", "down", "load", "rep", "transfer")
+    assert int(np.isfinite(a3["transfer_end_s"]).sum()) > 0
     runs = sorted((workdir / "data/runs").rglob("*.nc"))
-    assert len(runs) == 8
+    assert len(runs) == 16
     assert all(validate_run_dataset(open_dataset(run)) == [] for run in runs)
     claims = (workdir / "data/claims/A.csv").read_text()
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
@@ -156,7 +163,7 @@ def test_a_change_reruns_only_what_it_touches(smoke_run):
         )
         result = snakemake(workdir, "--profile", "workflow/profiles/smoke", "-n", "--cores", "2")
         counts = job_counts(result.stdout)
-        assert counts["simulate"] == 4  # the four A2 runs, none of A1
+        assert counts["simulate"] == 4  # the four A2 runs, none of A1 (nor A3/A4)
         rerun = re.findall(r"output: (data/runs/\S+\.nc)", result.stdout)
         assert rerun
         assert all(path.startswith("data/runs/A2/") for path in rerun)

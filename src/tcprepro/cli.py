@@ -188,6 +188,27 @@ def _cmd_paper_inputs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from tcprepro import bench
+
+    profiles = tuple(p for p in args.workflow.split(",") if p and p != "none")
+    results = bench.run_all(
+        quick=args.quick,
+        profiles=profiles,
+        progress=lambda text: print(f"bench: {text}", file=sys.stderr),
+    )
+    text = bench.report(results)
+    print(text)
+    if args.write:
+        target = Path(args.write)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(text)
+        tmp.replace(target)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``tcprepro``."""
     parser = argparse.ArgumentParser(prog="tcprepro", description=__doc__.splitlines()[0])
@@ -274,6 +295,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
     p.set_defaults(func=_cmd_plan)
+
+    p = sub.add_parser("bench", help="measure speed, start-up, scaling, memory and storage")
+    p.add_argument("--quick", action="store_true", help="short runs: check the harness only")
+    p.add_argument(
+        "--workflow",
+        default="smoke",
+        help="comma-separated profiles to time end to end, or none (default smoke)",
+    )
+    p.add_argument("--write", metavar="PATH", help="also write the report (BENCHMARKS.md)")
+    p.add_argument("--json", metavar="PATH", help="also write the raw numbers as JSON")
+    p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("combine", help="combine the runs of one figure into one dataset")
     p.add_argument("-o", "--output", required=True)

@@ -64,11 +64,8 @@ def run_figure(
     data = copy.deepcopy(dict(base.data))
     figure = data["figures"][figure_id]
     figure["scenario"] = str(root / figure["scenario"])
-    own_tiers = figure.get("tiers", {})
-    # a figure with its own tiers (e.g. the cross-check X1) takes its settings from them
-    block = (
-        own_tiers[tier] if tier in own_tiers else data["studies"][figure["study"]]["tiers"][tier]
-    )
+    tiers = figure["tiers"] if "tiers" in figure else data["studies"][figure["study"]]["tiers"]
+    block = tiers[tier]
     block["repetitions"] = repetitions
     if values is not None:
         block["values"] = {dim: list(v) for dim, v in values.items()}

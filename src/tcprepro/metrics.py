@@ -16,20 +16,31 @@ utilisation
     link carried nothing but this flow's payload and its headers.
 mean RTT
     mean of every RTT sample (one per ACK that produced a sample) in the window.
+response time
+    of a generated transfer: from the opening of its connection (SYN) to the
+    arrival of its last byte. Transfers still running at the end of the run
+    are *censored*: counted, never averaged.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import pandas as pd
 import xarray as xr
+from scipy import stats
 
 __all__ = [
+    "conditional_response",
     "goodput_bps",
     "jain_index",
     "link_utilisation",
     "loss_rate",
     "mean_queue_pkts",
     "mean_rtt_s",
+    "size_bins",
+    "transfer_table",
     "utilisation",
     "window",
 ]
@@ -100,3 +111,72 @@ def jain_index(values: xr.DataArray, dim: str = "flow") -> xr.DataArray:
     """Jain's fairness index (sum x)^2 / (n sum x^2) along ``dim``; 1 = perfectly fair."""
     n = values.count(dim)
     return (values.sum(dim) ** 2 / (n * (values**2).sum(dim))).rename("jain_index")
+
+
+_TRANSFER_VARS = ("transfer_generator", "transfer_size_bytes", "transfer_start_s", "transfer_end_s")
+
+
+def transfer_table(ds: xr.Dataset) -> pd.DataFrame:
+    """One row per generated transfer, with every sweep coordinate and ``rep``.
+
+    Columns: the dataset's other dimensions (e.g. ``up``, ``down``, ``rep``),
+    ``generator``, ``size_bytes``, ``start_s``, ``end_s``, ``response_s`` (NaN
+    when censored) and ``completed``.
+    """
+    frame = ds[list(_TRANSFER_VARS)].to_dataframe().reset_index()
+    frame = frame[frame["transfer_size_bytes"].notna() & (frame["transfer_generator"] != "")]
+    frame = frame.rename(columns={name: name.removeprefix("transfer_") for name in _TRANSFER_VARS})
+    frame = frame.drop(columns=["transfer"])
+    frame["response_s"] = frame["end_s"] - frame["start_s"]
+    frame["completed"] = frame["response_s"].notna()
+    return frame.reset_index(drop=True)
+
+
+def size_bins(sizes: Sequence[float], per_decade: int = 4) -> np.ndarray:
+    """Logarithmic bin edges (bytes) covering ``sizes``, ``per_decade`` bins per decade."""
+    sizes = np.asarray(sizes, dtype=float)
+    low = np.floor(np.log10(sizes.min()) * per_decade) / per_decade
+    high = np.ceil(np.log10(sizes.max()) * per_decade + 1e-9) / per_decade
+    return 10 ** np.arange(low, high + 0.5 / per_decade, 1.0 / per_decade)
+
+
+def conditional_response(
+    table: pd.DataFrame,
+    by: Sequence[str],
+    edges: np.ndarray | None = None,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Mean response time conditioned on size: one row per group of ``by`` and size bin.
+
+    Completed transfers of all repetitions are pooled. Columns: ``bin_low``,
+    ``bin_high``, ``size_center_bytes`` (geometric bin centre), ``n`` (completed),
+    ``censored`` (still running at the end), ``mean_s``, ``ci_low_s``/``ci_high_s``
+    (Student-t interval at ``confidence``; NaN with fewer than 2 transfers).
+    """
+    if edges is None:
+        edges = size_bins(table["size_bytes"])
+    table = table.assign(bin=np.digitize(table["size_bytes"], edges) - 1)
+    rows = []
+    for key, group in table.groupby([*by, "bin"], sort=True):
+        *labels, index = key if isinstance(key, tuple) else (key,)
+        done = group.loc[group["completed"], "response_s"].to_numpy()
+        mean = done.mean() if done.size else np.nan
+        half = np.nan
+        if done.size >= 2:
+            sem = done.std(ddof=1) / np.sqrt(done.size)
+            half = stats.t.ppf(0.5 + confidence / 2, done.size - 1) * sem
+        low_edge, high_edge = edges[index], edges[min(index + 1, len(edges) - 1)]
+        rows.append(
+            {
+                **dict(zip(by, labels, strict=True)),
+                "bin_low": low_edge,
+                "bin_high": high_edge,
+                "size_center_bytes": float(np.sqrt(low_edge * high_edge)),
+                "n": int(done.size),
+                "censored": int((~group["completed"]).sum()),
+                "mean_s": mean,
+                "ci_low_s": mean - half,
+                "ci_high_s": mean + half,
+            }
+        )
+    return pd.DataFrame(rows)

@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+import pandas as pd
 import xarray as xr
 
 from tcprepro.claims import _tex_escape as tex
@@ -22,7 +23,7 @@ from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, S
 from tcprepro.sweep import WorkflowConfig
 from tcprepro.units import format_rate
 
-__all__ = ["write_paper_inputs"]
+__all__ = ["write_paper_inputs", "write_tabular"]
 
 
 def _write(path: Path, text: str) -> None:
@@ -30,6 +31,31 @@ def _write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def write_tabular(
+    frame: pd.DataFrame, path: str | Path, float_format: str = "{:.3g}", index: bool = False
+) -> Path:
+    """Write a DataFrame as a booktabs ``tabular`` (no float, no caption) for the paper.
+
+    Figure notebooks with ``outputs: [table]`` call it; the paper wraps the file in a
+    ``table`` environment with the figure's caption. The write is atomic.
+    """
+    table = frame.reset_index() if index else frame
+    columns = [tex(str(c)) for c in table.columns]
+    lines = [
+        rf"\begin{{tabular}}{{{'l' * len(columns)}}}",
+        r"\toprule",
+        " & ".join(columns) + r" \\",
+        r"\midrule",
+    ]
+    for row in table.itertuples(index=False):
+        cells = [tex(float_format.format(v)) if isinstance(v, float) else tex(str(v)) for v in row]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    path = Path(path)
+    _write(path, "\n".join(lines) + "\n")
+    return path
 
 
 def _direction(cfg: LinkDirection) -> str:
@@ -158,14 +184,24 @@ def _body(config: WorkflowConfig, figures: list[str], figure_dir: str, claims_di
         out.append(rf"\section{{Study {tex(study)}: {tex(title)}}}")
         for figure in study_figures:
             caption = config.figure(figure)["caption"]
-            out += [
-                r"\begin{figure}[!htbp]",
-                r"\centering",
-                rf"\includegraphics[width=\linewidth]{{{figure_dir}/{figure}.pdf}}",
-                rf"\caption{{\textbf{{{tex(figure)}.}} {caption}}}",
-                rf"\label{{fig:{figure}}}",
-                r"\end{figure}",
-            ]
+            if "figure" in config.outputs(figure):
+                out += [
+                    r"\begin{figure}[!htbp]",
+                    r"\centering",
+                    rf"\includegraphics[width=\linewidth]{{{figure_dir}/{figure}.pdf}}",
+                    rf"\caption{{\textbf{{{tex(figure)}.}} {caption}}}",
+                    rf"\label{{fig:{figure}}}",
+                    r"\end{figure}",
+                ]
+            if "table" in config.outputs(figure):
+                out += [
+                    r"\begin{table}[!htbp]",
+                    r"\centering\small",
+                    rf"\caption{{\textbf{{{tex(figure)}.}} {caption}}}",
+                    rf"\label{{tab:{figure}}}",
+                    rf"\input{{{claims_dir}/{figure}.tex}}",
+                    r"\end{table}",
+                ]
             if "mininet" in config.backends(figure):  # simulation vs emulation table
                 out.append(rf"\input{{{claims_dir}/crosscheck_{figure}.tex}}")
         out.append(rf"\input{{{claims_dir}/claims_{study}.tex}}")
@@ -199,8 +235,8 @@ def write_paper_inputs(
     from tcprepro.store import open_dataset
 
     out = Path(out_dir)
-    figures = [f for f in config.figures if f in combined_paths]
-    combined = {f: open_dataset(combined_paths[f]) for f in figures}
+    figures = [f for f in config.figures if config.source(f) in combined_paths]
+    combined = {f: open_dataset(combined_paths[f]) for f in figures if f in combined_paths}
     n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
     pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
     sim_seconds = sum(

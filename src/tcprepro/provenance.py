@@ -9,7 +9,6 @@ are allowed (for exploration) but flagged, so the paper can show it.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.metadata
 import platform
 import subprocess
 from functools import cache
@@ -41,10 +40,13 @@ def git_state() -> tuple[str, bool]:
 
 @cache
 def ns3_version() -> str:
-    """The installed ns-3 wheel's version (without importing the bindings)."""
+    """The ns-3 in use: the wheel's version, or "source <version><profile>" (no import)."""
+    from tcprepro.errors import CapabilityError
+    from tcprepro.ns3.build import find_wheel
+
     try:
-        return importlib.metadata.version("ns3")
-    except importlib.metadata.PackageNotFoundError:
+        return find_wheel().package_version
+    except CapabilityError:
         return "not installed"
 
 

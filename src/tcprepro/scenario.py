@@ -69,6 +69,11 @@ Duration = Annotated[
 Size = Annotated[
     int, BeforeValidator(units.parse_size), PlainSerializer(lambda v: f"{v}B", return_type=str)
 ]
+Frequency = Annotated[
+    float,
+    BeforeValidator(units.parse_frequency),
+    PlainSerializer(lambda v: f"{v!r}/s", return_type=str),
+]
 Scalar = bool | int | float | str
 
 
@@ -188,6 +193,11 @@ class DumbbellTopology(_Strict):
         """Names of the hosts flows may use."""
         return (*self.sender_names, self.receiver.name)
 
+    @property
+    def sender_groups(self) -> dict[str, list[str]]:
+        """Host names of each sender group, by the group's name."""
+        return {group.name: group.names() for group in self.senders}
+
     @model_validator(mode="after")
     def _unique_names(self) -> DumbbellTopology:
         names = list(self.endpoints)
@@ -213,15 +223,20 @@ class UniformStart(_Strict):
         return self
 
 
-class FlowConfig(_Strict):
-    """One TCP connection between two hosts."""
+class _Endpoints(_Strict):
+    """Where traffic goes: ``direction`` (access topology) or ``src``/``dst`` hosts."""
 
-    variant: VariantConfig
     direction: Literal["down", "up"] | None = Field(
         default=None, description="access topology: down = server->client, up = client->server"
     )
     src: str | None = None
     dst: str | None = None
+
+
+class FlowConfig(_Endpoints):
+    """One TCP connection between two hosts."""
+
+    variant: VariantConfig
     start: UniformStart | Duration = Field(default=0.0, union_mode="left_to_right")
     size: Literal["bulk"] | Size = "bulk"
     pacing: bool = False
@@ -243,6 +258,81 @@ class FlowConfig(_Strict):
     def latest_start(self) -> float:
         """Latest possible start time (s)."""
         return self.start.uniform[1] if isinstance(self.start, UniformStart) else self.start
+
+
+class SizeLaw(_Strict):
+    """Distribution of transfer sizes (bytes).
+
+    ``fixed`` (``size``), ``exponential`` (``mean``) or ``pareto`` (shape
+    ``alpha`` > 1, scale ``min``, optional truncation ``max``: a bounded Pareto).
+    For a Pareto law, give ``min`` or ``mean`` (not both); a generator with a
+    ``load`` may leave the scale open, and it is calibrated to that load.
+    """
+
+    law: Literal["fixed", "exponential", "pareto"]
+    size: Size | None = Field(default=None, gt=0)
+    mean: Size | None = Field(default=None, gt=0)
+    alpha: float | None = Field(default=None, gt=1)
+    min: Size | None = Field(default=None, gt=0)
+    max: Size | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _parameters(self) -> SizeLaw:
+        allowed = {
+            "fixed": {"size"},
+            "exponential": {"mean"},
+            "pareto": {"alpha", "min", "mean", "max"},
+        }[self.law]
+        given = {k for k in ("size", "mean", "alpha", "min", "max") if getattr(self, k) is not None}
+        if given - allowed:
+            extra = sorted(given - allowed)
+            raise ValueError(f"a {self.law} law takes {sorted(allowed)}, not {extra}")
+        if self.law == "pareto":
+            if self.alpha is None:
+                raise ValueError("a pareto law needs alpha (> 1)")
+            if self.min is not None and self.mean is not None:
+                raise ValueError("give min or mean for a pareto law, not both")
+            if self.min is not None and self.max is not None and self.max <= self.min:
+                raise ValueError("max must exceed min")
+        return self
+
+
+class TransferGenerator(_Endpoints):
+    """Finite TCP transfers arriving as a Poisson process (web-like load).
+
+    Give two of ``arrival_rate``, ``load`` and a size law whose mean is known;
+    the third follows (:func:`tcprepro.traffic.calibrate`). ``load`` is the
+    offered load as a fraction of the goodput capacity of the bottleneck
+    direction the transfers cross: link rate x MSS / (MSS + 52 bytes of TCP/IP
+    headers). Each transfer is a new connection.
+    """
+
+    kind: Literal["poisson_transfers"]
+    variant: VariantConfig
+    arrival_rate: Frequency | None = Field(default=None, gt=0, description="arrivals per second")
+    load: float | None = Field(default=None, gt=0, le=2)
+    size: SizeLaw
+    start: Duration = Field(default=0.0, ge=0, description="first possible arrival (s)")
+    stop: Duration | None = Field(default=None, gt=0, description="last arrival (default: end)")
+
+
+class PacketGenerator(_Endpoints):
+    """Poisson packet arrivals (UDP) at a given load, split over ``flows`` flows.
+
+    ``load`` is the fraction of the bottleneck direction's link rate the packets
+    occupy (``packet_size`` is the IP packet size). Each of the ``flows`` flows
+    (distinct UDP ports) carries an equal share of the load.
+    """
+
+    kind: Literal["poisson_packets"]
+    load: float = Field(gt=0, le=2)
+    packet_size: Size = Field(default=1000, ge=64, le=9000)
+    flows: int = Field(default=1, ge=1)
+    start: Duration = Field(default=0.0, ge=0)
+    stop: Duration | None = Field(default=None, gt=0)
+
+
+Generator = Annotated[TransferGenerator | PacketGenerator, Field(discriminator="kind")]
 
 
 class TcpSettings(_Strict):
@@ -283,7 +373,10 @@ class Scenario(_Strict):
     title: str = ""
     study: str | None = None
     topology: Topology
-    flows: dict[str, FlowConfig] = Field(min_length=1)
+    flows: dict[str, FlowConfig] = Field(default_factory=dict)
+    traffic: dict[str, Generator] = Field(
+        default_factory=dict, description="generated traffic: finite transfers, Poisson packets"
+    )
     tcp: TcpSettings = Field(default_factory=TcpSettings)
     duration: Duration = Field(gt=0, description="simulated time of one run (s)")
     warmup: Duration = Field(default=0.0, ge=0, description="excluded from measurements (s)")
@@ -292,12 +385,12 @@ class Scenario(_Strict):
     trace: TraceSettings = Field(default_factory=TraceSettings)
     notes: list[Note] = Field(default_factory=list)
 
-    @field_validator("flows")
+    @field_validator("flows", "traffic")
     @classmethod
-    def _flow_names(cls, flows: dict[str, FlowConfig]) -> dict[str, FlowConfig]:
+    def _flow_names(cls, flows: dict[str, Any]) -> dict[str, Any]:
         for name in flows:
             if not name or not name.replace("_", "").replace("-", "").isalnum():
-                raise ValueError(f"flow name {name!r} must be letters, digits, '-' or '_'")
+                raise ValueError(f"name {name!r} must be letters, digits, '-' or '_'")
         return flows
 
     @model_validator(mode="after")
@@ -308,29 +401,55 @@ class Scenario(_Strict):
             )
         if self.trace.interval > self.duration:
             raise ValueError("trace.interval must not exceed duration")
+        if not self.flows and not self.traffic:
+            raise ValueError("a scenario needs at least one entry in flows or traffic")
+        shared = sorted(set(self.flows) & set(self.traffic))
+        if shared:
+            raise ValueError(f"flows and traffic share the names {shared}")
         endpoints = self.topology.endpoints
-        for name, flow in self.flows.items():
-            where = f"flows.{name}"
+        groups = self.topology.sender_groups if isinstance(self.topology, DumbbellTopology) else {}
+        entries: list[tuple[str, str, _Endpoints]] = [
+            *((f"flows.{n}", n, f) for n, f in self.flows.items()),
+            *((f"traffic.{n}", n, g) for n, g in self.traffic.items()),
+        ]
+        for where, name, entry in entries:
             if isinstance(self.topology, AccessTopology):
-                if flow.direction is None and (flow.src is None or flow.dst is None):
+                if entry.direction is None and (entry.src is None or entry.dst is None):
                     raise ValueError(f"{where}: give a direction (down or up) or both src and dst")
-            elif flow.direction is not None:
+            elif entry.direction is not None:
                 raise ValueError(f"{where}.direction: only the access topology has directions")
             src, dst = self.endpoints_of(name)
+            is_generator = where.startswith("traffic.")
             for role, host in (("src", src), ("dst", dst)):
-                if host not in endpoints:
+                if host not in endpoints and not (
+                    is_generator and role == "src" and host in groups
+                ):
                     raise ValueError(
                         f"{where}.{role}: unknown host {host!r}; hosts: {', '.join(endpoints)}"
                     )
             if src == dst:
                 raise ValueError(f"{where}: src and dst are the same host {src!r}")
-            if flow.latest_start() >= self.duration:
-                raise ValueError(f"{where}.start: the flow would start after the run ends")
+            if isinstance(entry, FlowConfig):
+                if entry.latest_start() >= self.duration:
+                    raise ValueError(f"{where}.start: the flow would start after the run ends")
+            elif entry.start >= min(entry.stop or self.duration, self.duration):
+                raise ValueError(f"{where}.start: no arrival can happen before stop or the end")
+        from tcprepro.traffic import calibrate  # deferred: tcprepro.traffic imports this module
+
+        for name in self.traffic:
+            try:
+                calibrate(self, name)
+            except ValueError as exc:
+                raise ValueError(f"traffic.{name}: {exc}") from None
         return self
 
     def endpoints_of(self, flow_name: str) -> tuple[str, str]:
-        """Return (src, dst) host names of a flow."""
-        flow = self.flows[flow_name]
+        """Return (src, dst) host names of a flow or traffic generator.
+
+        A generator's ``src`` may name a dumbbell sender group (``count`` hosts);
+        its connections are then spread over the group's hosts.
+        """
+        flow = self.flows.get(flow_name) or self.traffic[flow_name]
         if flow.direction == "down":
             return flow.src or "server", flow.dst or "client"
         if flow.direction == "up":
@@ -385,9 +504,12 @@ class Scenario(_Strict):
 
 
 def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge ``top`` over ``base``; a key set to null in ``top`` removes it."""
     out = copy.deepcopy(base)
     for key, value in top.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
@@ -500,7 +622,8 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
     ----------
     path
         YAML scenario file; a ``base:`` key names another file (relative to
-        this one) whose content is merged underneath.
+        this one) whose content is merged underneath (a key set to null removes
+        the base's entry).
     overrides
         ``key.path=value`` strings applied after merging (``--set``).
 

@@ -6,11 +6,18 @@ provenance attributes, atomic writes and the per-figure combination.
 Per-run dataset
 ---------------
 Dimensions: ``time`` (end of each sampling interval, seconds), ``flow``
-(flow names from the scenario), ``link`` (traced link directions, e.g.
-``down``/``up`` or ``bottleneck``/``reverse``). Per-interval variables hold
+(the scenario's flows, then one entity per traffic generator, whose series
+sum its members), ``link`` (traced link directions, e.g. ``down``/``up`` or
+``bottleneck``/``reverse``) and ``transfer`` (every finite TCP transfer a
+generator made, with its size, arrival and completion; transfers still
+running at the end have ``transfer_end_s`` = NaN: censored, never dropped).
+Per-interval variables hold
 what happened *during* the interval that ends at ``time``; ``cwnd_bytes`` and
 ``queue_*`` are instantaneous values at ``time``. See :data:`SCHEMA` for every
-variable with its unit.
+variable with its unit (those in :data:`OPTIONAL` only in some runs). A run may
+also carry ``cc_<Name>`` (flow, time): the traced value ``Name`` of each flow's
+congestion-control model, sampled when requested (``run_scenario(...,
+congestion_state=[Name])``), in the unit the model documents.
 
 Attributes: ``config`` (the resolved scenario as JSON, SI units), ``seed``,
 ``rep``, ``backend``, ``cache_key``, ``interval_s``, ``warmup_s``,
@@ -32,6 +39,7 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +48,7 @@ import pandas as pd
 import xarray as xr
 
 __all__ = [
+    "OPTIONAL",
     "SCHEMA",
     "RawTraces",
     "combine_runs",
@@ -68,6 +77,12 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "packet",
         "data segments destroyed by the random-loss model of a traced direction",
     ),
+    "backlog_pkts": (
+        ("flow", "time"),
+        "packet",
+        "data packets of the flow stored in a traced PFQ/LQD queue at the sample time "
+        "(present only when a traced link uses pfq_lqd)",
+    ),
     "queue_pkts": (("link", "time"), "packet", "queue occupancy at the sample time"),
     "queue_bytes": (("link", "time"), "byte", "queue occupancy at the sample time"),
     "drops_pkts": (("link", "time"), "packet", "packets dropped by the queue in the interval"),
@@ -77,7 +92,12 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "packet",
         "packets destroyed by the random-loss model in the interval",
     ),
-    "flow_variant": (("flow",), "", "congestion control"),
+    "flow_kind": (
+        ("flow",),
+        "",
+        "bulk or sized (one connection), transfers or packets (a generator's aggregate)",
+    ),
+    "flow_variant": (("flow",), "", "congestion control ('udp' for packet generators)"),
     "flow_cc_type": (("flow",), "", "ns-3 type of the congestion control the socket used"),
     "flow_src": (("flow",), "", "sending host"),
     "flow_dst": (("flow",), "", "receiving host"),
@@ -88,6 +108,18 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
     "flow_end_s": (("flow",), "s", "time the last byte arrived (sized flows; NaN: not done)"),
     "flow_size_bytes": (("flow",), "byte", "bytes to transfer (0: bulk)"),
     "flow_rx_bytes": (("flow",), "byte", "application bytes received in the whole run"),
+    "transfer_generator": (("transfer",), "", "traffic generator that made the transfer"),
+    "transfer_src": (("transfer",), "", "sending host"),
+    "transfer_dst": (("transfer",), "", "receiving host"),
+    "transfer_start_s": (("transfer",), "s", "arrival: the connection is opened"),
+    "transfer_size_bytes": (("transfer",), "byte", "bytes to transfer"),
+    "transfer_connected_s": (("transfer",), "s", "handshake completed (NaN: never)"),
+    "transfer_end_s": (
+        ("transfer",),
+        "s",
+        "last byte received; NaN: still running when the run ended (censored)",
+    ),
+    "transfer_rx_bytes": (("transfer",), "byte", "bytes received by the end of the run"),
     "link_rate_bps": (("link",), "bit/s", "configured rate"),
     "link_delay_s": (("link",), "s", "configured one-way delay"),
     "link_buffer_pkts": (("link",), "packet", "configured buffer"),
@@ -100,6 +132,9 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "highest TCP goodput the link can carry: rate x MSS / (MSS + TCP/IP + L2 headers)",
     ),
 }
+
+#: variables of :data:`SCHEMA` that only some runs have
+OPTIONAL = frozenset({"backlog_pkts"})
 
 #: per-interval counters the backends report as cumulative totals
 CUMULATIVE_FLOW = (
@@ -129,6 +164,7 @@ class RawTraces:
     flow_info: dict[str, Sequence[Any]]
     link_info: dict[str, Sequence[Any]]
     attrs: dict[str, Any] = field(default_factory=dict)
+    transfer_info: dict[str, Sequence[Any]] = field(default_factory=dict)
 
 
 def _per_interval(cumulative: np.ndarray) -> np.ndarray:
@@ -160,6 +196,11 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
             )
         data["goodput_bps"] = (("flow", "time"), goodput.T)
         data["cwnd_bytes"] = (("flow", "time"), flow_array("cwnd_bytes").T)
+        if "backlog_pkts" in raw.flow_series:
+            data["backlog_pkts"] = (("flow", "time"), flow_array("backlog_pkts").T)
+        for name in raw.flow_series:
+            if name.startswith("cc:"):
+                data[f"cc_{name[3:]}"] = (("flow", "time"), flow_array(name).T)
         data["rtt_s"] = (("flow", "time"), rtt.T)
         data["rtt_samples"] = (("flow", "time"), rtt_count.T)
         for name in CUMULATIVE_FLOW:
@@ -173,6 +214,12 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
         data[name] = (("flow",), np.asarray(values))
     for name, values in raw.link_info.items():
         data[name] = (("link",), np.asarray(values))
+    for name, (dims, _, _) in SCHEMA.items():  # a run without generated transfers
+        if dims == ("transfer",) and name not in raw.transfer_info:
+            is_text = name in ("transfer_generator", "transfer_src", "transfer_dst")
+            data[name] = (("transfer",), np.asarray([], dtype=str if is_text else float))
+    for name, values in raw.transfer_info.items():
+        data[name] = (("transfer",), np.asarray(values))
 
     ds = xr.Dataset(
         {name: xr.Variable(dims, values) for name, (dims, values) in data.items()},
@@ -180,12 +227,19 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
             "time": ("time", times, {"units": "s", "long_name": "end of sampling interval"}),
             "flow": ("flow", np.asarray(raw.flow_names, dtype=str)),
             "link": ("link", np.asarray(raw.link_names, dtype=str)),
+            "transfer": ("transfer", np.arange(len(next(iter(raw.transfer_info.values()), [])))),
         },
         attrs=dict(raw.attrs),
     )
     for name, (_, unit, description) in SCHEMA.items():
         if name in ds:
             ds[name].attrs.update({"units": unit, "description": description})
+    for name in ds.data_vars:
+        if str(name).startswith("cc_"):
+            ds[name].attrs["description"] = (
+                f"traced value {str(name)[3:]} of the flow's congestion-control model "
+                "(unit: see the model's documentation)"
+            )
     return ds
 
 
@@ -194,7 +248,8 @@ def validate_run_dataset(ds: xr.Dataset) -> list[str]:
     problems = []
     for name, (dims, unit, _) in SCHEMA.items():
         if name not in ds:
-            problems.append(f"missing variable {name}")
+            if name not in OPTIONAL:
+                problems.append(f"missing variable {name}")
         elif ds[name].dims != dims:
             problems.append(f"{name} has dims {ds[name].dims}, expected {dims}")
         elif ds[name].attrs.get("units") != unit:
@@ -334,17 +389,17 @@ def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Data
     index = pd.MultiIndex.from_tuples(keys, names=[*dims, "rep"])
     if index.has_duplicates:
         raise ValueError("two run datasets have the same sweep values and rep")
-    stacked = stacked.assign_coords(xr.Coordinates.from_pandas_multiindex(index, "run"))
-    combined = stacked.unstack("run")
+    if dims:
+        stacked = stacked.assign_coords(xr.Coordinates.from_pandas_multiindex(index, "run"))
+        combined = stacked.unstack("run")
+    else:  # nothing swept: the runs differ by their repetition only
+        combined = stacked.rename(run="rep").assign_coords(rep=[k[-1] for k in keys])
     reps = sorted({k[-1] for k in keys})
     combined = combined.reindex({**{d: sweep_values[d] for d in dims}, "rep": reps})
     combined = combined.transpose(*dims, "rep", ...)
     present = {k[:-1] for k in keys}
-    missing = [
-        dict(zip(dims, cell, strict=True))
-        for cell in pd.MultiIndex.from_product([sweep_values[d] for d in dims])
-        if tuple(cell) not in present
-    ]
+    cells = product(*(sweep_values[d] for d in dims))  # one empty cell when nothing is swept
+    missing = [dict(zip(dims, cell, strict=True)) for cell in cells if tuple(cell) not in present]
     for name in ("sweep", "rep", "cache_key", "config", "seed", "created"):
         combined.attrs.pop(name, None)
     combined.attrs.update(

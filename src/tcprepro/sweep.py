@@ -162,6 +162,28 @@ class WorkflowConfig:
             known = ", ".join(self.figures)
             raise ConfigError(f"figures: no figure {figure!r}; known: {known}") from None
 
+    def source(self, figure: str) -> str:
+        """Figure whose combined dataset ``figure`` draws: its ``data:`` or itself."""
+        return str(self.figure(figure).get("data", figure))
+
+    @property
+    def simulated_figures(self) -> list[str]:
+        """Figures that have runs of their own (not ``data:`` views of another)."""
+        return [f for f in self.figures if "data" not in self.figure(f)]
+
+    def combined_path(self, figure: str) -> str:
+        """Combined dataset a figure's notebook reads."""
+        return f"data/combined/{self.source(figure)}.nc"
+
+    def outputs(self, figure: str) -> list[str]:
+        """What a figure's notebook produces for the paper: "figure" and/or "table"."""
+        return list(self.figure(figure).get("outputs", ["figure"]))
+
+    def paper_files(self, kind: str) -> list[str]:
+        """Paths of every figure PDF (``kind="figure"``) or table (``"table"``) of the paper."""
+        pattern = {"figure": "paper/figures/{}.pdf", "table": "paper/generated/{}.tex"}[kind]
+        return [pattern.format(f) for f in self.figures if kind in self.outputs(f)]
+
     def studies(self) -> list[str]:
         """Studies that have at least one figure, in config order."""
         seen: list[str] = []
@@ -176,14 +198,14 @@ class WorkflowConfig:
         return [f for f in self.figures if self.figure(f)["study"] == study]
 
     def tier_settings(self, figure: str, tier: str | None = None) -> Mapping[str, Any]:
-        """The tier block (repetitions, set, values) that applies to a figure."""
+        """The tier block (repetitions, set, values) of a figure: its own, else its study's."""
         tier = tier or self.tier
         if tier not in TIERS:
             raise ConfigError(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
-        own = self.figure(figure).get("tiers", {})
-        if tier in own:  # a figure may define its own tiers (e.g. the emulation cross-check X1)
-            return own[tier]
-        study = self.figure(figure)["study"]
+        block = self.figure(figure)
+        if "tiers" in block:
+            return block["tiers"][tier]
+        study = block["study"]
         try:
             return self.data["studies"][study]["tiers"][tier]
         except KeyError:
@@ -191,6 +213,8 @@ class WorkflowConfig:
 
     def sweep_values(self, figure: str, tier: str | None = None) -> dict[str, list[Any]]:
         """Values of each swept dimension for a tier (a tier may narrow them)."""
+        if "data" in self.figure(figure):
+            return {}
         sweep = self.figure(figure).get("sweep", {})
         narrowed = self.tier_settings(figure, tier).get("values", {})
         out: dict[str, list[Any]] = {}
@@ -226,11 +250,13 @@ class WorkflowConfig:
         return out
 
     def runs(self, figure: str, tier: str | None = None, backend: str = "ns3") -> list[Run]:
-        """Every run of a figure for a tier (pending cells excluded).
+        """Every run of a figure for a tier (pending cells excluded; none for data views).
 
         ``backend="mininet"`` gives the emulated runs of a figure whose
         ``backends`` list it (same cells and settings, other output paths).
         """
+        if "data" in self.figure(figure):
+            return []
         key = (figure, tier or self.tier)
         if key not in self._runs:
             self._runs[key] = self._make_runs(figure, tier)
@@ -283,6 +309,8 @@ class WorkflowConfig:
 
     def scenario_files(self, figure: str) -> list[str]:
         """The figure's scenario file and every ``base:`` file under it."""
+        if "data" in self.figure(figure):
+            return []
         files = []
         path: Path | None = Path(self.figure(figure)["scenario"])
         while path is not None and str(path) not in files:
@@ -370,7 +398,7 @@ def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = P
     """Say how many simulations a tier needs, how many are cached, and how long the rest take."""
     lines = [f"tcprepro plan, tier {tier!r}:"]
     todo_all: list[Run] = []
-    for figure in config.figures:
+    for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
         todo = [run for run in runs if not is_cached(run, workdir)]
         pending = config.pending_cells(figure, tier)

@@ -20,12 +20,26 @@ from tcprepro.scenario import (
     AccessTopology,
     DumbbellTopology,
     LinkDirection,
+    PacketGenerator,
     Scenario,
     UniformStart,
     VariantConfig,
 )
+from tcprepro.traffic import (
+    PlannedPacketSource,
+    PlannedTransfer,
+    expand_packets,
+    expand_transfers,
+)
 
-__all__ = ["NetworkPlan", "PlannedDirection", "PlannedFlow", "PlannedLink", "build_plan"]
+__all__ = [
+    "NetworkPlan",
+    "PlannedDirection",
+    "PlannedFlow",
+    "PlannedGenerator",
+    "PlannedLink",
+    "build_plan",
+]
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,22 @@ class PlannedFlow:
 
 
 @dataclass(frozen=True)
+class PlannedGenerator:
+    """A traffic generator of one repetition and what it expanded into."""
+
+    name: str
+    kind: str  # "transfers" (TCP) or "packets" (UDP)
+    variant: VariantConfig | None
+    src: str  # host or sender group
+    dst: str
+    label: str
+    bottleneck: str
+    start_s: float
+    transfers: tuple[PlannedTransfer, ...] = ()
+    packet_sources: tuple[PlannedPacketSource, ...] = ()
+
+
+@dataclass(frozen=True)
 class NetworkPlan:
     """Everything a backend needs to instantiate one repetition of a scenario."""
 
@@ -87,11 +117,74 @@ class NetworkPlan:
     routers: tuple[str, ...]
     links: tuple[PlannedLink, ...]
     flows: tuple[PlannedFlow, ...]
+    generators: tuple[PlannedGenerator, ...] = ()
 
     @property
     def nodes(self) -> tuple[str, ...]:
         """Every node, hosts first."""
         return (*self.hosts, *self.routers)
+
+    @property
+    def transfers(self) -> tuple[PlannedTransfer, ...]:
+        """Every TCP transfer of every generator, in generator order."""
+        return tuple(t for g in self.generators for t in g.transfers)
+
+    def entity_info(self) -> dict[str, list[object]]:
+        """Static facts of each series entity: the flows, then one per generator.
+
+        Keys are the dataset's ``flow_*`` variables that a plan determines; the
+        backend adds what it measures (connection and end times, bytes received).
+        """
+        rows = [
+            (
+                f.name,
+                f.variant.name,
+                f.src,
+                f.dst,
+                f.label,
+                f.bottleneck,
+                f.start_s,
+                f.size_bytes,
+                "bulk" if f.size_bytes == 0 else "sized",
+            )
+            for f in self.flows
+        ] + [
+            (
+                g.name,
+                g.variant.name if g.variant else "udp",
+                g.src,
+                g.dst,
+                g.label,
+                g.bottleneck,
+                g.start_s,
+                0,
+                g.kind,
+            )
+            for g in self.generators
+        ]
+        keys = (
+            "flow",
+            "flow_variant",
+            "flow_src",
+            "flow_dst",
+            "flow_label",
+            "flow_link",
+            "flow_start_s",
+            "flow_size_bytes",
+            "flow_kind",
+        )
+        return {key: [row[i] for row in rows] for i, key in enumerate(keys)}
+
+    def transfer_info(self) -> dict[str, list[object]]:
+        """Static facts of each generated TCP transfer (dataset ``transfer_*`` variables)."""
+        transfers = self.transfers
+        return {
+            "transfer_generator": [t.generator for t in transfers],
+            "transfer_src": [t.src for t in transfers],
+            "transfer_dst": [t.dst for t in transfers],
+            "transfer_start_s": [t.start_s for t in transfers],
+            "transfer_size_bytes": [t.size_bytes for t in transfers],
+        }
 
     @property
     def traced(self) -> dict[str, PlannedDirection]:
@@ -153,9 +246,10 @@ def _links(scenario: Scenario) -> tuple[tuple[str, ...], tuple[str, ...], list[P
 
 
 def _bottleneck_of(scenario: Scenario, src: str) -> str:
-    if isinstance(scenario.topology, AccessTopology):
+    topo = scenario.topology
+    if isinstance(topo, AccessTopology):
         return "down" if src == "server" else "up"
-    return "bottleneck" if src in scenario.topology.sender_names else "reverse"
+    return "bottleneck" if src in topo.sender_names or src in topo.sender_groups else "reverse"
 
 
 def build_plan(scenario: Scenario, rep: int) -> NetworkPlan:
@@ -184,4 +278,39 @@ def build_plan(scenario: Scenario, rep: int) -> NetworkPlan:
                 bottleneck=_bottleneck_of(scenario, src),
             )
         )
-    return NetworkPlan(hosts=hosts, routers=routers, links=tuple(links), flows=tuple(flows))
+    generators = []
+    for name, gen in scenario.traffic.items():
+        src, dst = scenario.endpoints_of(name)
+        common = {
+            "name": name,
+            "src": src,
+            "dst": dst,
+            "label": gen.direction or f"{src}->{dst}",
+            "bottleneck": _bottleneck_of(scenario, src),
+            "start_s": gen.start,
+        }
+        if isinstance(gen, PacketGenerator):
+            generators.append(
+                PlannedGenerator(
+                    kind="packets",
+                    variant=None,
+                    packet_sources=tuple(expand_packets(scenario, name, rep)),
+                    **common,
+                )
+            )
+        else:
+            generators.append(
+                PlannedGenerator(
+                    kind="transfers",
+                    variant=gen.variant,
+                    transfers=tuple(expand_transfers(scenario, name, rep)),
+                    **common,
+                )
+            )
+    return NetworkPlan(
+        hosts=hosts,
+        routers=routers,
+        links=tuple(links),
+        flows=tuple(flows),
+        generators=tuple(generators),
+    )

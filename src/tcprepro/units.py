@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["format_rate", "parse_duration", "parse_rate", "parse_size"]
+__all__ = ["format_rate", "parse_duration", "parse_frequency", "parse_rate", "parse_size"]
 
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
@@ -22,6 +22,8 @@ _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _RATE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>[kKMGT]?)(?P<unit>bps|b/s|bit/s|bits/s|Bps|B/s)$")
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 _TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>ns|us|µs|ms|s|min|h)$")
+_FREQ_RE = re.compile(_NUMBER + r"\s*(?P<unit>/s|/min|/h|Hz)$")
+_FREQ_UNITS = {"/s": 1.0, "Hz": 1.0, "/min": 1 / 60.0, "/h": 1 / 3600.0}
 _SIZE_UNITS = {
     "B": 1,
     "kB": 1000,
@@ -70,6 +72,17 @@ def parse_duration(value: object) -> float:
             f"cannot read {text!r} as a duration; write e.g. '42ms', '1.5s' or '10min'"
         )
     return float(match["num"]) * _TIME_UNITS[match["unit"]]
+
+
+def parse_frequency(value: object) -> float:
+    """Return events per second from ``"0.15/s"``, ``"9/min"`` or ``"2Hz"``."""
+    text = _as_text(value, "rate of events", "0.15/s")
+    if text == "0":
+        return 0.0
+    match = _FREQ_RE.match(text)
+    if not match:
+        raise ValueError(f"cannot read {text!r} as a rate of events; write e.g. '0.15/s'")
+    return float(match["num"]) * _FREQ_UNITS[match["unit"]]
 
 
 def parse_size(value: object) -> int:

@@ -65,8 +65,6 @@ class Qdisc:
         return self.status == "available"
 
 
-_PENDING_MODELS = "pending: tcprepro model not built yet (issue #3)"
-
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in (
@@ -116,39 +114,50 @@ VARIANTS: dict[str, Variant] = {
         Variant(
             "Compound",
             "ns3::TcpCompound",
-            "Tan, Song, Zhang, Sridharan 2006",
+            "Tan, Song, Zhang, Sridharan 2006; draft-sridharan-tcpm-ctcp-02",
             model="tcprepro",
-            status=_PENDING_MODELS,
             aliases=("CTCP",),
+            notes="Alpha 1/8, Beta 1/2, K 0.75, Gamma 30 pkts (fixed), Eta 1, LowWindow 38 pkts.",
         ),
         Variant(
             "Fast",
             "ns3::TcpFast",
-            "Jin, Wei, Low 2004",
+            "Jin, Wei, Low 2004; Wei, Jin, Low, Hegde 2006",
             model="tcprepro",
-            status=_PENDING_MODELS,
             aliases=("FAST",),
+            notes="Alpha 200 pkts, Gamma 0.5 (choices; set Alpha per scenario).",
         ),
         Variant(
             "AIMD",
             "ns3::TcpGeneralizedAimd",
             "catalogue study B parameterisation",
             model="tcprepro",
-            status=_PENDING_MODELS,
+            notes="cwnd += Alpha/cwnd per ACK, cwnd -= cwnd/Beta on loss; Alpha 1, Beta 2 (Reno).",
         ),
         Variant(
             "MIMD",
             "ns3::TcpGeneralizedMimd",
             "catalogue study B parameterisation",
             model="tcprepro",
-            status=_PENDING_MODELS,
+            notes="cwnd += 1/Alpha per ACKed segment, cwnd -= cwnd*2^-Beta on loss; "
+            "Alpha 50, Beta 3 (Scalable).",
+        ),
+        Variant(
+            "YeahPaper",
+            "ns3::TcpYeahPaper",
+            "Baiocchi, Castellani, Vacirca 2007, section III",
+            model="tcprepro",
+            aliases=("YeAH-paper",),
+            notes="YeAH rules as written in the paper; constants of the authors' Linux module "
+            "(Alpha=Q_max 80, Phy 8, Rho 16, Zeta 50, Delta 3, StcpAiFactor 100).",
         ),
         Variant(
             "Africa",
             "ns3::TcpAfrica",
             "King, Baraniuk, Riedi 2005",
             model="tcprepro",
-            status=_PENDING_MODELS,
+            status="pending: not built, the published description used here does not fix "
+            "its parameters (issue #3, docs/variants.md)",
         ),
     )
 }
@@ -167,8 +176,9 @@ QDISCS: dict[str, Qdisc] = {
         Qdisc(
             "pfq_lqd",
             "ns3::PfqLqdQueueDisc",
-            "per-flow fair queueing, drop from the longest queue",
-            status=_PENDING_MODELS,
+            "per-flow start-time fair queueing with priority to flows below the fair rate "
+            "(PFQ), shared buffer, drop from the longest queue (LQD); DropFront: true drops "
+            "its first packet",
         ),
     )
 }

@@ -1,6 +1,7 @@
 # Helpers shared by the rules: every path and parameter is computed by the
 # tcprepro library (tcprepro.sweep), so rules stay declarative.
 import sys
+from pathlib import Path
 
 from snakemake.utils import validate
 
@@ -16,6 +17,7 @@ TIER = WORKFLOW.tier
 EMULATION = decide(WORKFLOW, TIER)
 print(f"tcprepro: {EMULATION.summary}", file=sys.stderr)
 FIGURES = EMULATION.keep(WORKFLOW.figures)
+SIMULATED = [f for f in WORKFLOW.simulated_figures if f in FIGURES]
 STUDIES = WORKFLOW.studies()
 
 
@@ -48,13 +50,24 @@ def figure_notebook(wildcards):
     return WORKFLOW.figure(wildcards.figure)["notebook"]
 
 
+def figure_combined(wildcards):
+    """Combined dataset a figure draws (its own, or the one named by its data: key)."""
+    return WORKFLOW.combined_path(wildcards.figure)
+
+
 def study_combined(wildcards):
-    """Combined datasets of every figure of a study (cross-check figures aside)."""
+    """Combined datasets of every simulated figure of a study (cross-check figures aside)."""
+    simulated = WORKFLOW.simulated_figures
     return [
         f"data/combined/{f}.nc"
         for f in WORKFLOW.figures_of(wildcards.study)
-        if f in FIGURES and "mininet" not in WORKFLOW.backends(f)
+        if f in simulated and f in FIGURES and "mininet" not in WORKFLOW.backends(f)
     ]
+
+
+def paper_files(kind):
+    """Figure PDFs (kind "figure") or tables ("table") of the paper, skipped figures aside."""
+    return [path for path in WORKFLOW.paper_files(kind) if Path(path).stem in FIGURES]
 
 
 def emulated_cache_keys(wildcards):

@@ -1,10 +1,11 @@
 # Figure rules: a parameterised notebook reads a combined dataset and draws the
-# figure. Restyling a figure reruns no simulation.
+# figure (or writes the table) the paper includes. Restyling a figure reruns no
+# simulation.
 
 
 rule figure:
     input:
-        combined="data/combined/{figure}.nc",
+        combined=figure_combined,
         notebook=figure_notebook,
     output:
         pdf="paper/figures/{figure}.pdf",
@@ -15,6 +16,21 @@ rule figure:
         "papermill {input.notebook} {output.notebook} --no-progress-bar "
         "-p combined {input.combined} -p figure_id {wildcards.figure} "
         "-p output_pdf {output.pdf} > {log} 2>&1"
+
+
+rule table:
+    input:
+        combined=figure_combined,
+        notebook=figure_notebook,
+    output:
+        tex="paper/generated/{figure}.tex",
+        notebook="data/notebooks/{figure}_table.ipynb",
+    log:
+        "data/logs/tables/{figure}.log",
+    shell:
+        "papermill {input.notebook} {output.notebook} --no-progress-bar "
+        "-p combined {input.combined} -p figure_id {wildcards.figure} "
+        "-p output_tex {output.tex} > {log} 2>&1"
 
 
 rule claims:

@@ -4,7 +4,7 @@
 
 rule paper_inputs:
     input:
-        expand("data/combined/{figure}.nc", figure=FIGURES),
+        expand("data/combined/{figure}.nc", figure=SIMULATED),
     output:
         "paper/generated/body.tex",
         "paper/generated/parameters.tex",
@@ -25,7 +25,8 @@ rule paper:
     input:
         tex="paper/tcprepro.tex",
         bib="paper/references.bib",
-        figures=expand("paper/figures/{figure}.pdf", figure=FIGURES),
+        figures=paper_files("figure"),
+        tables=paper_files("table"),
         claims=expand("paper/generated/claims_{study}.tex", study=STUDIES),
         crosschecks=expand(
             "paper/generated/crosscheck_{figure}.tex",

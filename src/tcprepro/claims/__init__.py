@@ -46,6 +46,7 @@ __all__ = [
 
 VERDICTS = ("reproduced", "not reproduced", "pending")
 CHECKS: dict[str, Callable[..., ClaimResult]] = {}
+EXPLAINERS: dict[str, Callable[..., str]] = {}
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ class Claim:
     args: Mapping[str, Any] = field(default_factory=dict)
     requires: tuple[str, ...] = ()
     pending: str = ""
+    #: function (registered with @explainer) that explains a disagreement from the data
+    explain: str = ""
+    explain_args: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ class ClaimResult:
     verdict: str
     coverage: str = ""
     claim: Claim | None = None
+    #: for a claim not reproduced: what the traces show (computed from the data)
+    explanation: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -81,6 +87,26 @@ def check(func: Callable[..., ClaimResult]) -> Callable[..., ClaimResult]:
     """Register a check function under its name (used by ``check:`` in the registry)."""
     CHECKS[func.__name__] = func
     return func
+
+
+def explainer(func: Callable[..., str]) -> Callable[..., str]:
+    """Register a function explaining a disagreement (``explain:`` in the registry).
+
+    It receives the datasets and the claim's ``explain_args`` and returns prose that
+    quotes numbers computed from the traces (queue occupancy, losses, windows ...).
+    """
+    EXPLAINERS[func.__name__] = func
+    return func
+
+
+def _load_checks() -> None:
+    """Import every ``study_*`` module of this package (they register their checks)."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        if module.name.startswith("study_"):
+            importlib.import_module(f"{__name__}.{module.name}")
 
 
 def load_registry(path: str | Path | None = None) -> list[Claim]:
@@ -112,8 +138,7 @@ def check_claims(
     datasets
         Combined figure datasets by figure id (e.g. ``{"A1": ds1, "A2": ds2}``).
     """
-    from tcprepro.claims import study_a  # noqa: F401  (registers the study A checks)
-
+    _load_checks()
     results = []
     for claim in registry if registry is not None else load_registry():
         if study is not None and claim.study != study:
@@ -125,7 +150,12 @@ def check_claims(
             continue
         func = CHECKS[claim.check]
         result = func(datasets, **claim.args)
-        results.append(ClaimResult(result.value, result.verdict, result.coverage, claim))
+        explanation = ""
+        if result.verdict == "not reproduced" and claim.explain:
+            explanation = EXPLAINERS[claim.explain](datasets, **claim.explain_args)
+        results.append(
+            ClaimResult(result.value, result.verdict, result.coverage, claim, explanation)
+        )
     return results
 
 
@@ -150,7 +180,7 @@ def write_csv(results: Iterable[ClaimResult], path: str | Path) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*_COLUMNS, "text", "tolerance"])
+    writer = csv.DictWriter(buffer, fieldnames=[*_COLUMNS, "text", "tolerance", "explanation"])
     writer.writeheader()
     for result, row in zip(results := list(results), _rows(results), strict=True):
         claim = result.claim
@@ -159,22 +189,33 @@ def write_csv(results: Iterable[ClaimResult], path: str | Path) -> None:
                 **row,
                 "text": claim.text if claim else "",
                 "tolerance": claim.tolerance if claim else "",
+                "explanation": result.explanation,
             }
         )
     path.write_text(buffer.getvalue())
 
 
 def format_table(results: Iterable[ClaimResult]) -> str:
-    """Plain-text table for the terminal."""
-    rows = _rows(results)
-    widths = {c: max(len(c), *(len(r[c]) for r in rows)) if rows else len(c) for c in _COLUMNS}
-    widths = {c: min(w, 60) for c, w in widths.items()}
+    """The claims as text for the terminal: one block per claim, nothing truncated."""
+    import textwrap
 
-    def line(values: Mapping[str, str]) -> str:
-        return "  ".join(str(values[c])[: widths[c]].ljust(widths[c]) for c in _COLUMNS)
-
-    out = [line({c: c for c in _COLUMNS}), "  ".join("-" * widths[c] for c in _COLUMNS)]
-    out += [line(r) for r in rows]
+    out = []
+    for result in results:
+        claim = result.claim
+        name = claim.id if claim else "?"
+        out.append(f"{name:<7} {result.verdict.upper():<15} paper: {claim.paper if claim else ''}")
+        for label, text in (
+            ("reproduced", result.value),
+            ("coverage", result.coverage),
+            ("why", result.explanation),
+        ):
+            if text:
+                out += textwrap.wrap(
+                    f"{label}: {text}",
+                    width=100,
+                    initial_indent=" " * 8,
+                    subsequent_indent=" " * 10,
+                )
     return "\n".join(out)
 
 
@@ -202,7 +243,11 @@ def _tex_escape(text: str) -> str:
 
 
 def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) -> None:
-    """Write the claims table as a LaTeX ``longtable`` (verdicts coloured)."""
+    """Write the claims table as a LaTeX ``longtable`` (verdicts coloured).
+
+    Explanations of disagreements follow the table as a description list.
+    """
+    results = list(results)
     colours = {"reproduced": "ForestGreen", "not reproduced": "BrickRed", "pending": "gray"}
     lines = [
         r"\begin{longtable}{@{}P{0.06\linewidth}P{0.29\linewidth}P{0.14\linewidth}"
@@ -226,6 +271,16 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
             rf"{_tex_escape(result.value)} & {verdict} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
+    explained = [r for r in results if r.explanation]
+    if explained:
+        lines.append(r"\paragraph{Where the reproduction disagrees, and what the traces show.}")
+        lines.append(r"\begin{description}")
+        lines += [
+            rf"\item[{_tex_escape(r.claim.id)}] {_tex_escape(r.explanation)}"
+            for r in explained
+            if r.claim is not None
+        ]
+        lines.append(r"\end{description}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")

@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from tcprepro import metrics
-from tcprepro.claims import ClaimResult, check
+from tcprepro.claims import ClaimResult, check, explainer
 
 __all__ = ["cell_table"]
 
@@ -146,6 +146,10 @@ def a_vegas_download_collapses(
     coverages = []
     for figure in figures:
         table = cell_table(data[figure])
+        missing = [v for v in ("Vegas", "NewReno") if v not in table["down"].values]
+        if missing:
+            coverages.append(f"{figure}: no {' or '.join(missing)} download in this build")
+            continue
         ratio = _pick(table["down_pct"], down="Vegas") / _pick(table["down_pct"], down="NewReno")
         ratio = ratio.where(ratio["up"] != "Vegas", drop=True)
         _, _, coverage = _coverage(ratio)
@@ -252,3 +256,156 @@ def a_rtt_levels(data: Mapping[str, xr.Dataset], sized: str, oversized: str) -> 
     if all(status == "pending" for status in statuses):
         return ClaimResult(value, "pending", coverage)
     return ClaimResult(value, _verdict("fail" not in statuses), coverage)
+
+
+def _response_times(ds: xr.Dataset, load: float) -> xr.DataArray:
+    """Response time (s) of every transfer, NaN when censored, at one offered load."""
+    if "load" in ds.dims:
+        if not np.isclose(ds["load"].values.astype(float), load).any():
+            return xr.DataArray(np.nan)
+        ds = ds.sel(load=ds["load"].values[np.isclose(ds["load"].values.astype(float), load)][0])
+    return ds["transfer_end_s"] - ds["transfer_start_s"]
+
+
+def _matched_mean(*arrays: xr.DataArray, dims: Sequence[str]) -> list[float]:
+    """Means of each array over ``dims``, on the entries finite in every array."""
+    both = np.isfinite(arrays[0])
+    for array in arrays[1:]:
+        both = both & np.isfinite(array)
+    return [float(array.where(both).mean(dims)) for array in arrays]
+
+
+@check
+def a_response_oversized_and_vegas_upload(
+    data: Mapping[str, xr.Dataset],
+    sized: str,
+    oversized: str,
+    load: float,
+    min_ratio: float,
+    max_ratio: float,
+) -> ClaimResult:
+    """(a) A4/A3 mean response time ratio per pair; (b) the Vegas upload is fastest."""
+    small, large = _response_times(data[sized], load), _response_times(data[oversized], load)
+    if small.ndim == 0 or large.ndim == 0:
+        return ClaimResult("—", "pending", f"no run at load {load}")
+    ratios = {}
+    for up in small["up"].values:
+        for down in small["down"].values:
+            a = _pick(small, up=str(up), down=str(down))
+            b = _pick(large, up=str(up), down=str(down))
+            mean_a, mean_b = _matched_mean(a, b, dims=a.dims)
+            if np.isfinite(mean_a) and np.isfinite(mean_b):
+                ratios[(str(up), str(down))] = mean_b / mean_a
+    if not ratios:
+        return ClaimResult("—", "pending", "no (upload, download) pair ran in both figures")
+    worst = max(ratios, key=ratios.get)
+    part_a = min_ratio <= ratios[worst] <= max_ratio
+    fastest, checked = [], 0
+    for figure, rt in ((sized, small), (oversized, large)):
+        for down in rt["down"].values:
+            cells = {str(up): _pick(rt, up=str(up), down=str(down)) for up in rt["up"].values}
+            cells = {up: v for up, v in cells.items() if np.isfinite(v).any()}
+            if "Vegas" not in cells or len(cells) < 2:
+                continue
+            means = dict(
+                zip(
+                    cells,
+                    _matched_mean(*cells.values(), dims=next(iter(cells.values())).dims),
+                    strict=True,
+                )
+            )
+            best = min(means, key=means.get)
+            checked += 1
+            if best != "Vegas":
+                fastest.append(f"{figure} down={down}: {best}")
+    part_b = checked > 0 and not fastest
+    value = (
+        f"(a) A4/A3 ratio {min(ratios.values()):.2f}-{ratios[worst]:.2f} "
+        f"(largest: up={worst[0]}, down={worst[1]}); (b) Vegas upload fastest in "
+        f"{checked - len(fastest)}/{checked} cases"
+        + (f" (not: {', '.join(fastest)})" if fastest else "")
+    )
+    coverage = f"{len(ratios)} (upload, download) pairs at load {load:g}"
+    if checked == 0:
+        return ClaimResult(value, _verdict(part_a), coverage + "; (b) not checkable")
+    return ClaimResult(value, _verdict(part_a and part_b), coverage)
+
+
+@check
+def a_vegas_download_response(
+    data: Mapping[str, xr.Dataset], figure: str, load: float
+) -> ClaimResult:
+    """Mean response time of Vegas downloads relative to Compound, NewReno and Cubic ones."""
+    rt = _response_times(data[figure], load)
+    if rt.ndim == 0:
+        return ClaimResult("—", "pending", f"no run at load {load}")
+    bounds = {"Compound": (0.35, 0.65), "NewReno": (0.65, 0.95), "Cubic": (0.65, 0.95)}
+    vegas = _pick(rt, down="Vegas")
+    if not np.isfinite(vegas).any():
+        return ClaimResult("—", "pending", "no Vegas download in this build")
+    parts, statuses = [], []
+    for other, (low, high) in bounds.items():
+        cell = _pick(rt, down=other)
+        if not np.isfinite(cell).any():
+            parts.append(f"vs {other}: pending")
+            statuses.append("pending")
+            continue
+        mean_vegas, mean_other = _matched_mean(vegas, cell, dims=vegas.dims)
+        ratio = mean_vegas / mean_other
+        ok = low <= ratio <= high
+        parts.append(f"vs {other}: {ratio:.2f}{'' if ok else ' (outside)'}")
+        statuses.append("pass" if ok else "fail")
+    value = "Vegas/other mean response time " + "; ".join(parts)
+    pending = [p for p, st in zip(bounds, statuses, strict=True) if st == "pending"]
+    coverage = f"load {load:g}" + (f"; pending: {', '.join(pending)}" if pending else "")
+    if all(st == "pending" for st in statuses):
+        return ClaimResult(value, "pending", coverage)
+    return ClaimResult(value, _verdict("fail" not in statuses), coverage)
+
+
+@explainer
+def a_explain_traces(
+    data: Mapping[str, xr.Dataset], cells: Sequence[Mapping[str, str]], figures: str = ""
+) -> str:
+    """What the traces of some cells show: queues, queueing delays, RTTs, losses.
+
+    For each cell (``figure``, ``up``, ``down``): the mean occupancy of each direction's
+    queue over the measurement window (packets, share of the buffer, and the queueing
+    delay it implies at the link rate), the mean RTT of each flow, the data loss rate
+    of each flow and the ACKs of the download dropped in the uplink queue.
+    """
+    parts = []
+    for cell in cells:
+        ds = data.get(cell["figure"])
+        if ds is None or cell["up"] not in ds["up"].values or cell["down"] not in ds["down"].values:
+            continue
+        run = ds.sel(up=cell["up"], down=cell["down"])
+        mask = metrics.window(run)
+        queue_pkts = run["queue_pkts"].where(mask).mean(["time", "rep"])
+        delay_ms = (
+            run["queue_bytes"].where(mask).mean(["time", "rep"])
+            * 8
+            / run["link_rate_bps"].isel(rep=0)
+            * 1000
+        )
+        rtt_ms = (metrics.mean_rtt_s(run) * 1000).mean("rep")
+        loss = metrics.loss_rate(run).mean("rep") * 100
+        acks = float(run["lost_ack_pkts"].sel(flow="down").where(mask).sum(["time"]).mean("rep"))
+        queues = ", ".join(
+            f"{link} queue {float(queue_pkts.sel(link=link)):.0f} of "
+            f"{int(run['link_buffer_pkts'].isel(rep=0).sel(link=link))} packets "
+            f"({float(delay_ms.sel(link=link)):.0f} ms of queueing)"
+            for link in ("down", "up")
+        )
+        parts.append(
+            f"{cell['figure']} (up={cell['up']}, down={cell['down']}): {queues}; "
+            f"RTT {float(rtt_ms.sel(flow='down')):.0f} ms (download) and "
+            f"{float(rtt_ms.sel(flow='up')):.0f} ms (upload); data loss "
+            f"{float(loss.sel(flow='down')):.2f} % (download) and "
+            f"{float(loss.sel(flow='up')):.2f} % (upload); {acks:.0f} ACKs of the download "
+            "dropped per run in the uplink queue"
+        )
+    if not parts:
+        return ""
+    where = f" (traces: Figures {figures})" if figures else ""
+    return "Mean over the measurement window" + where + ": " + "; ".join(parts) + "."

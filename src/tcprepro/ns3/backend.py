@@ -16,7 +16,8 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,14 @@ from tcprepro.store import RawTraces, make_run_dataset
 from tcprepro.topology import NetworkPlan, PlannedDirection, build_plan
 from tcprepro.variants import get_qdisc, get_variant
 
-__all__ = ["BACKEND", "L2_OVERHEAD_BYTES", "check_scenario", "run_scenario"]
+__all__ = [
+    "BACKEND",
+    "L2_OVERHEAD_BYTES",
+    "CallRecorder",
+    "check_scenario",
+    "record_calls",
+    "run_scenario",
+]
 
 BACKEND = "ns3"
 #: ns-3's point-to-point devices add a 2-byte PPP header to each IP packet
@@ -114,6 +122,11 @@ def check_scenario(scenario: Scenario) -> None:
         error = lib.CheckAttributes(*variant_attributes(flow.variant))
         if error:
             raise ConfigError(f"flows.{name}.variant.params: {error}")
+    for name, generator in scenario.traffic.items():
+        variant = getattr(generator, "variant", None)
+        error = variant and lib.CheckAttributes(*variant_attributes(variant))
+        if error:
+            raise ConfigError(f"traffic.{name}.variant.params: {error}")
     plan = build_plan(scenario, 0)
     for link in plan.links:
         for direction in (link.a_to_b, link.b_to_a):
@@ -167,18 +180,175 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
             _direction_spec(lib, link.a_to_b),
             _direction_spec(lib, link.b_to_a),
         )
-    for flow in plan.flows:
+
+    def tcp_flow(
+        name: str,
+        src: str,
+        dst: str,
+        variant: VariantConfig,
+        start_s: float,
+        size_bytes: int,
+        pacing: bool = False,
+        group: int = -1,
+    ) -> None:
         spec = lib.FlowSpec()
-        spec.name = flow.name
-        spec.src = index[flow.src]
-        spec.dst = index[flow.dst]
-        spec.cc_type, spec.cc_attributes = variant_attributes(flow.variant)
+        spec.name = name
+        spec.src = index[src]
+        spec.dst = index[dst]
+        spec.cc_type, spec.cc_attributes = variant_attributes(variant)
         spec.socket_attributes = ""
-        spec.start_s = flow.start_s
-        spec.bytes = flow.size_bytes
-        spec.pacing = flow.pacing
+        spec.start_s = start_s
+        spec.bytes = size_bytes
+        spec.pacing = pacing
+        spec.group = group
         sim.AddFlow(spec)
+
+    for flow in plan.flows:
+        tcp_flow(
+            flow.name, flow.src, flow.dst, flow.variant, flow.start_s, flow.size_bytes, flow.pacing
+        )
+    for generator in plan.generators:
+        group = sim.AddGroup(generator.name)
+        for transfer in generator.transfers:
+            tcp_flow(
+                f"{generator.name}#{transfer.index}",
+                transfer.src,
+                transfer.dst,
+                generator.variant,
+                transfer.start_s,
+                transfer.size_bytes,
+                group=group,
+            )
+        for source in generator.packet_sources:
+            spec = lib.FlowSpec()
+            spec.name = f"{generator.name}#{source.index}"
+            spec.src, spec.dst = index[source.src], index[source.dst]
+            spec.udp = True
+            spec.start_s, spec.stop_s = source.start_s, source.stop_s
+            spec.rate_bps = source.rate_bps
+            spec.packet_bytes = source.packet_size_bytes
+            spec.group = group
+            sim.AddFlow(spec)
     sim.Build(scenario.trace.interval)
+
+
+class CallRecorder:
+    """Stands in for both the cppyy library and a ``Simulation``: records builder calls.
+
+    :func:`record_calls` uses it to write the exact sequence of builder calls a run
+    makes, one tab-separated line per call, which ``benchmarks/replay.cc`` replays
+    in a native C++ program against the same library (same results, no Python).
+    """
+
+    _DIRECTION_FIELDS = (
+        "rate_bps",
+        "delay_s",
+        "qdisc_type",
+        "qdisc_attributes",
+        "device_queue_pkts",
+        "loss_rate",
+        "trace_name",
+    )
+    _FLOW_FIELDS = (
+        "name",
+        "src",
+        "dst",
+        "cc_type",
+        "cc_attributes",
+        "socket_attributes",
+        "start_s",
+        "bytes",
+        "pacing",
+        "group",
+        "udp",
+        "rate_bps",
+        "packet_bytes",
+        "stop_s",
+    )
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._nodes = 0
+        self._groups = 0
+
+    @staticmethod
+    def DirectionSpec() -> SimpleNamespace:
+        """A blank direction spec (C++ defaults)."""
+        return SimpleNamespace(
+            rate_bps=0.0,
+            delay_s=0.0,
+            qdisc_type="",
+            qdisc_attributes="",
+            device_queue_pkts=1,
+            loss_rate=0.0,
+            trace_name="",
+        )
+
+    @staticmethod
+    def FlowSpec() -> SimpleNamespace:
+        """A blank flow spec (C++ defaults)."""
+        return SimpleNamespace(
+            name="",
+            src=-1,
+            dst=-1,
+            cc_type="",
+            cc_attributes="",
+            socket_attributes="",
+            start_s=0.0,
+            bytes=0,
+            pacing=False,
+            group=-1,
+            udp=False,
+            rate_bps=0.0,
+            packet_bytes=0,
+            stop_s=0.0,
+        )
+
+    def _line(self, *fields: object) -> None:
+        self.lines.append(
+            "\t".join(
+                _text(f) if isinstance(f, bool) else repr(f) if isinstance(f, float) else str(f)
+                for f in fields
+            )
+        )
+
+    def SetDefault(self, path: str, value: str) -> None:  # noqa: D102
+        self._line("default", path, value)
+
+    def AddNode(self, name: str) -> int:  # noqa: D102
+        self._line("node", name)
+        self._nodes += 1
+        return self._nodes - 1
+
+    def AddLink(self, a: int, b: int, ab: SimpleNamespace, ba: SimpleNamespace) -> None:  # noqa: D102
+        self._line(
+            "link",
+            a,
+            b,
+            *(getattr(ab, f) for f in self._DIRECTION_FIELDS),
+            *(getattr(ba, f) for f in self._DIRECTION_FIELDS),
+        )
+
+    def AddGroup(self, name: str) -> int:  # noqa: D102
+        self._line("group", name)
+        self._groups += 1
+        return self._groups - 1
+
+    def AddFlow(self, spec: SimpleNamespace) -> None:  # noqa: D102
+        self._line("flow", *(getattr(spec, f) for f in self._FLOW_FIELDS))
+
+    def Build(self, interval_s: float) -> None:  # noqa: D102
+        self._line("build", interval_s)
+
+
+def record_calls(scenario: Scenario, rep: int = 0) -> str:
+    """The builder calls of one run as text (see :class:`CallRecorder`), ending with the run."""
+    scenario.check_rep(rep)
+    recorder = CallRecorder()
+    _instantiate(recorder, recorder, scenario, build_plan(scenario, rep))
+    recorder._line("seed", scenario.seed, rep + 1)
+    recorder._line("run", scenario.duration, max(scenario.duration / 200.0, 0.5))
+    return "\n".join(recorder.lines) + "\n"
 
 
 def _advance(sim: Any, duration_s: float, label: str, progress: bool) -> None:
@@ -210,12 +380,33 @@ def _advance(sim: Any, duration_s: float, label: str, progress: bool) -> None:
             bar.close()
 
 
+def _member_slices(plan: NetworkPlan) -> list[tuple[int, int]]:
+    """(offset, count) of each generator's members among all flows (AddFlow order)."""
+    offset = len(plan.flows)
+    out = []
+    for generator in plan.generators:
+        size = len(generator.transfers) + len(generator.packet_sources)
+        out.append((offset, size))
+        offset += size
+    return out
+
+
+def _transfer_positions(plan: NetworkPlan) -> list[int]:
+    """Index, among all flows, of every TCP transfer (in plan.transfers order)."""
+    return [
+        offset + i
+        for (offset, _), generator in zip(_member_slices(plan), plan.generators, strict=True)
+        for i in range(len(generator.transfers))
+    ]
+
+
 def run_scenario(
     scenario: Scenario,
     rep: int = 0,
     *,
     progress: bool = False,
     extra_attrs: Mapping[str, Any] | None = None,
+    congestion_state: Sequence[str] = (),
 ) -> xr.Dataset:
     """Simulate repetition ``rep`` of ``scenario`` in ns-3 and return its dataset.
 
@@ -230,6 +421,10 @@ def run_scenario(
         Show a progress bar on stderr.
     extra_attrs
         Attributes added to the dataset (e.g. the figure and sweep values).
+    congestion_state
+        Names of traced values of the flows' congestion-control models to sample
+        (e.g. ``DelayWindow`` of Compound); each becomes a ``cc_<name>`` variable
+        over (flow, time), NaN for flows whose model lacks it.
     """
     scenario.check_rep(rep)
     check_scenario(scenario)
@@ -238,34 +433,62 @@ def run_scenario(
     started = time.perf_counter()
     with _simulation(lib, scenario.seed, rep + 1) as sim:
         _instantiate(lib, sim, scenario, plan)
+        for source in congestion_state:
+            sim.SampleCongestionState(source)
+        loop_started = time.perf_counter()
         _advance(sim, scenario.duration, f"{scenario.id} rep {rep}", progress)
+        loop_s = time.perf_counter() - loop_started
         wall_s = time.perf_counter() - started
-        flow_names = [str(n) for n in sim.FlowNames()]
         link_names = [str(n) for n in sim.LinkNames()]
-        raw = RawTraces(
-            times_s=_as_array(sim.SampleTimes()),
-            flow_names=flow_names,
-            link_names=link_names,
-            flow_series={var: _as_array(sim.FlowSeries(var)) for var in FLOW_SERIES},
-            link_series={var: _as_array(sim.LinkSeries(var)) for var in LINK_SERIES},
-            flow_info={
-                "flow_variant": [f.variant.name for f in plan.flows],
-                "flow_cc_type": [str(name) for name in sim.FlowCongestionTypes()],
-                "flow_src": [f.src for f in plan.flows],
-                "flow_dst": [f.dst for f in plan.flows],
-                "flow_label": [f.label for f in plan.flows],
-                "flow_link": [f.bottleneck for f in plan.flows],
-                "flow_start_s": [f.start_s for f in plan.flows],
-                "flow_connected_s": _as_array(sim.FlowScalars("connected_s")),
-                "flow_end_s": _as_array(sim.FlowScalars("end_s")),
-                "flow_size_bytes": [f.size_bytes for f in plan.flows],
-                "flow_rx_bytes": _as_array(sim.FlowScalars("rx_bytes")),
-            },
-            link_info={},
-            attrs={},
-        )
+        series_names = [str(n) for n in sim.SeriesNames()]
+        scalars = {
+            var: _as_array(sim.FlowScalars(var)) for var in ("connected_s", "end_s", "rx_bytes")
+        }
+        cc_types = [str(name) for name in sim.FlowCongestionTypes()]
+        times = _as_array(sim.SampleTimes())
+        optional_series = [f"cc:{source}" for source in congestion_state]
+        if any(plan.traced[name].qdisc == "pfq_lqd" for name in link_names):
+            optional_series.append("backlog_pkts")
+        flow_series = {
+            var: _as_array(sim.FlowSeries(var)) for var in (*FLOW_SERIES, *optional_series)
+        }
+        link_series = {var: _as_array(sim.LinkSeries(var)) for var in LINK_SERIES}
         queue_max = _as_array(sim.LinkScalars("queue_max_pkts"))
         events = int(sim.EventCount())
+    # FlowScalars cover every flow in AddFlow order: the scenario's flows, then each
+    # generator's members; series entities are the flows, then one per generator.
+    n_flows = len(plan.flows)
+    entities = plan.entity_info()
+    assert entities.pop("flow") == series_names
+    generator_rx = [
+        float(sum(scalars["rx_bytes"][offset : offset + size]))
+        for offset, size in _member_slices(plan)
+    ]
+    nan = [float("nan")] * len(plan.generators)
+    flow_info = {
+        **entities,
+        "flow_cc_type": cc_types[:n_flows] + [""] * len(plan.generators),
+        "flow_connected_s": [*scalars["connected_s"][:n_flows], *nan],
+        "flow_end_s": [*scalars["end_s"][:n_flows], *nan],
+        "flow_rx_bytes": [*scalars["rx_bytes"][:n_flows], *generator_rx],
+    }
+    positions = _transfer_positions(plan)
+    transfer_info = {
+        **plan.transfer_info(),
+        "transfer_connected_s": [float(scalars["connected_s"][i]) for i in positions],
+        "transfer_end_s": [float(scalars["end_s"][i]) for i in positions],
+        "transfer_rx_bytes": [float(scalars["rx_bytes"][i]) for i in positions],
+    }
+    raw = RawTraces(
+        times_s=times,
+        flow_names=series_names,
+        link_names=link_names,
+        flow_series=flow_series,
+        link_series=link_series,
+        flow_info=flow_info,
+        link_info={},
+        transfer_info=transfer_info,
+    )
     traced = plan.traced
     directions = [traced[name] for name in link_names]
     raw.link_info = {
@@ -293,6 +516,7 @@ def run_scenario(
         "duration_s": scenario.duration,
         "l2_overhead_bytes": L2_OVERHEAD_BYTES,
         "wall_time_s": round(wall_s, 3),
+        "event_loop_wall_s": round(loop_s, 4),
         "ns3_events": events,
         **provenance.static_provenance(),
         **dict(extra_attrs or {}),

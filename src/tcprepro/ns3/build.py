@@ -46,52 +46,80 @@ __all__ = [
 
 CPP_DIR = Path(__file__).with_name("cpp")
 NS3_MODULES = ("core", "network", "internet", "point-to-point", "applications", "traffic-control")
-CXXFLAGS = (
-    "-std=c++20",
-    "-O2",
-    "-fPIC",
-    "-DNS3_LOG_ENABLE",
-    "-DNS3_ASSERT_ENABLE",
-    "-DNS3_BUILD_PROFILE_RELEASE",
-    "-Wall",
-    "-Wno-unused-parameter",
-)
+CXXFLAGS = ("-std=c++20", "-O2", "-fPIC", "-Wall", "-Wno-unused-parameter")
 
 
 @dataclass(frozen=True)
 class Ns3Wheel:
-    """Where the installed ``ns3`` wheel keeps its headers and libraries."""
+    """Where an ns-3 installation keeps its headers and libraries.
+
+    By default the PyPI ``ns3`` wheel; ``TCPREPRO_NS3_PREFIX`` points to another
+    installation instead (e.g. ns-3 built from source with the ``optimized``
+    profile and installed with ``./ns3 install``), whose libraries carry a
+    profile suffix (``libns3.44-core-optimized.so``).
+    """
 
     prefix: Path
-    package_version: str  # e.g. "3.44.post0"
+    package_version: str  # e.g. "3.44.post0", or "source 3.44-optimized"
     version: str  # ns-3 release, e.g. "3.44"
+    include_dir: Path
+    lib_dir: Path
+    lib_suffix: str = ""  # "" for the wheel, e.g. "-optimized" for a source build
+    defines: tuple[str, ...] = ("NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE", "NS3_BUILD_PROFILE_RELEASE")
 
-    @property
-    def include_dir(self) -> Path:
-        """Directory holding ``ns3/*.h``."""
-        return self.prefix / "include"
 
-    @property
-    def lib_dir(self) -> Path:
-        """Directory holding ``libns3.<version>-*.so``."""
-        return self.prefix / "lib64" if (self.prefix / "lib64").is_dir() else self.prefix / "lib"
+_CORE_LIB = re.compile(r"libns(3\.[0-9.]+)-core(-[a-z]+)?\.so$")
+
+
+def _ns3_defines(lib_dir: Path, suffix: str) -> tuple[str, ...]:
+    """The NS3_* compile definitions the installation was built with (from its CMake export)."""
+    for targets in sorted(lib_dir.glob("cmake/ns3/ns3Targets.cmake")):
+        match = re.search(r'INTERFACE_COMPILE_DEFINITIONS "([^"]*)"', targets.read_text())
+        if match:
+            defines = [d for d in match[1].split(";") if d.startswith("NS3_")]
+            if defines:
+                return tuple(defines)
+    profile = {
+        "-optimized": ("NS3_BUILD_PROFILE_OPTIMIZED",),
+        "-debug": ("NS3_BUILD_PROFILE_DEBUG", "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE"),
+    }
+    return profile.get(suffix, ("NS3_BUILD_PROFILE_RELEASE", "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE"))
+
+
+def _locate(prefix: Path, package_version: str | None) -> Ns3Wheel:
+    libs = sorted(p for p in prefix.glob("lib*/libns3.*-core*.so") if _CORE_LIB.search(p.name))
+    if not libs:
+        raise CapabilityError(f"no libns3.<version>-core library under {prefix}/lib*")
+    match = _CORE_LIB.search(libs[0].name)
+    version, suffix = match[1], match[2] or ""
+    headers = sorted(prefix.glob("include/**/ns3/core-module.h"), key=lambda p: len(p.parts))
+    if not headers:
+        raise CapabilityError(f"no ns3/core-module.h under {prefix}/include")
+    return Ns3Wheel(
+        prefix=prefix,
+        package_version=package_version or f"source {version}{suffix}",
+        version=version,
+        include_dir=headers[0].parent.parent,
+        lib_dir=libs[0].parent,
+        lib_suffix=suffix,
+        defines=_ns3_defines(libs[0].parent, suffix),
+    )
 
 
 @cache
 def find_wheel() -> Ns3Wheel:
-    """Locate the ns-3 wheel without importing its (slow) Python bindings."""
+    """Locate ns-3 without importing its (slow) Python bindings.
+
+    ``TCPREPRO_NS3_PREFIX`` selects an installation prefix; otherwise the ``ns3`` wheel.
+    """
+    env = os.environ.get("TCPREPRO_NS3_PREFIX")
+    if env:
+        return _locate(Path(env), None)
     spec = importlib.util.find_spec("ns3")
     if spec is None or not spec.submodule_search_locations:
         raise CapabilityError("ns-3 Python bindings missing: pip install 'ns3==3.44.*'")
     prefix = Path(next(iter(spec.submodule_search_locations)))
-    package_version = importlib.metadata.version("ns3")
-    libs = sorted(prefix.glob("lib*/libns3.*-core*.so"))
-    if not libs:
-        raise CapabilityError(f"the ns3 wheel at {prefix} has no libns3.*-core library")
-    match = re.match(r"libns(3\.[0-9.]+)-core", libs[0].name)
-    if not match:
-        raise CapabilityError(f"cannot read the ns-3 version from {libs[0].name}")
-    return Ns3Wheel(prefix=prefix, package_version=package_version, version=match[1])
+    return _locate(prefix, importlib.metadata.version("ns3"))
 
 
 def cache_dir() -> Path:
@@ -131,11 +159,16 @@ def _compiler_id(cxx: str) -> str:
 
 
 def _flags(wheel: Ns3Wheel) -> list[str]:
-    return [*CXXFLAGS, f'-DTCPREPRO_NS3_VERSION="{wheel.version}"', f"-I{wheel.include_dir}"]
+    return [
+        *CXXFLAGS,
+        *(f"-D{define}" for define in wheel.defines),
+        f'-DTCPREPRO_NS3_VERSION="{wheel.version}"',
+        f"-I{wheel.include_dir}",
+    ]
 
 
 def _link_flags(wheel: Ns3Wheel) -> list[str]:
-    libs = [f"-lns{wheel.version}-{module}" for module in NS3_MODULES]
+    libs = [f"-lns{wheel.version}-{module}{wheel.lib_suffix}" for module in NS3_MODULES]
     return ["-shared", f"-L{wheel.lib_dir}", f"-Wl,-rpath,{wheel.lib_dir}", *libs]
 
 

@@ -4,8 +4,11 @@
 // Who does what:
 //  - FlowSender  opens one TCP socket with its own congestion control, keeps
 //                its send buffer full (bulk) or writes `bytes` then closes;
-//  - FlowSink    (one per receiving node) accepts connections, counts bytes
-//                per flow and stamps the completion time of sized flows;
+//  - PoissonSender sends UDP packets at exponential intervals (a Poisson
+//                packet stream of a given rate);
+//  - FlowSink    (one per receiving node) accepts TCP connections and
+//                receives UDP packets, counts bytes per flow and stamps the
+//                completion time of sized flows;
 //  - Impl        owns the nodes, the traced link directions, the per-flow
 //                state, and the periodic sampler that appends one row per
 //                sample interval to the result arrays.
@@ -15,6 +18,8 @@
 #include "tcprepro.h"
 
 #include "asymmetric-channel.h"
+#include "pfq-lqd-queue-disc.h"
+#include "trace-state.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -23,6 +28,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -39,6 +45,8 @@ namespace
 {
 
 constexpr uint16_t kSinkPort = 9;
+constexpr uint16_t kUdpSinkPort = 10;
+constexpr uint32_t kUdpIpHeaderBytes = 28;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 bool g_simulationActive = false;
 
@@ -109,7 +117,7 @@ CheckAttributes(const std::string& type, const std::string& attributes)
         }
         if (!info.checker->CreateValidValue(StringValue(value)))
         {
-            return type + "::" + name + ": invalid value '" + value + "'";
+            return type + "::" + name + ": invalid value '" + value + "' (" + info.help + ")";
         }
     }
     return "";
@@ -127,6 +135,19 @@ Ns3Version()
 
 struct Simulation::Impl;
 
+/// Cumulative counters of a flow, or of a group of flows (a traffic generator).
+struct Counters
+{
+    double rxBytes = 0;
+    double rttSumS = 0;
+    double rttCount = 0;
+    double txDataPkts = 0;
+    double retxPkts = 0;
+    double lostDataPkts = 0;
+    double lostAckPkts = 0;
+    double randomLostPkts = 0;
+};
+
 /// Per-flow state shared by the sender, the sink and the sampler.
 struct FlowState
 {
@@ -135,18 +156,24 @@ struct FlowState
     Ipv4Address dstAddress;
     double connectedS = kNaN;
     double endS = kNaN;
-    uint64_t rxBytes = 0;
     double cwndBytes = kNaN;
-    double rttSumS = 0;
-    double rttCount = 0;
-    uint64_t txDataPkts = 0;
-    uint64_t retxPkts = 0;
-    uint64_t lostDataPkts = 0;
-    uint64_t lostAckPkts = 0;
-    uint64_t randomLostPkts = 0;
+    Counters counters;
+    Counters* group = nullptr; ///< the group's counters, also incremented
+
+    /// Add `amount` to one counter of the flow and of its group.
+    void Add(double Counters::* field, double amount = 1)
+    {
+        counters.*field += amount;
+        if (group)
+        {
+            group->*field += amount;
+        }
+    }
+
     SequenceNumber32 highestSent{0};
     bool anySent = false;
     std::string ccTypeInUse;
+    std::vector<double> ccState; //!< last value of each sampled congestion-control trace
 };
 
 /// Sends one flow's data over one TCP socket with a per-socket congestion control.
@@ -168,12 +195,38 @@ class FlowSender : public Application
     void OnCwnd(uint32_t oldValue, uint32_t newValue);
     void OnRtt(Time oldValue, Time newValue);
     void OnTx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase> socket);
+    void OnRx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase> socket);
 
     Simulation::Impl* m_sim;
     int m_flowId;
     Ptr<Socket> m_socket;
     uint64_t m_remaining = 0;
     bool m_closed = false;
+    Time m_lastRtt{Seconds(0)};
+    SequenceNumber32 m_highestAck{0};
+    bool m_anyAck = false;
+};
+
+/// Sends UDP packets of a fixed size at exponentially distributed intervals.
+class PoissonSender : public Application
+{
+  public:
+    PoissonSender(Simulation::Impl* sim, int flowId)
+        : m_sim(sim),
+          m_flowId(flowId)
+    {
+    }
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void SendOne();
+
+    Simulation::Impl* m_sim;
+    int m_flowId;
+    Ptr<Socket> m_socket;
+    Ptr<ExponentialRandomVariable> m_interval;
+    EventId m_next;
 };
 
 /// Accepts every connection on one node and attributes bytes to flows.
@@ -190,10 +243,12 @@ class FlowSink : public Application
     void StopApplication() override;
     void OnAccept(Ptr<Socket> socket, const Address& from);
     void OnRecv(Ptr<Socket> socket);
+    void OnUdpRecv(Ptr<Socket> socket);
     void OnPeerClose(Ptr<Socket> socket);
 
     Simulation::Impl* m_sim;
     Ptr<Socket> m_listener;
+    Ptr<Socket> m_udp;
     std::unordered_map<Socket*, int> m_flowOf;
     std::vector<Ptr<Socket>> m_accepted;
 };
@@ -216,11 +271,16 @@ struct Simulation::Impl
     NodeContainer nodes;
     std::vector<std::string> nodeNames;
     std::vector<FlowState> flows;
+    std::vector<std::size_t> flowEntity; ///< series entity of each flow (set by Build)
+    std::size_t numUngrouped = 0;
+    std::vector<std::string> groupNames;
+    std::vector<Counters> groups;
     std::vector<LinkTrace> links;
     std::vector<Ptr<FlowSink>> sinks; // index: node index, null when none
     std::map<std::pair<uint32_t, uint16_t>, int> flowByEndpoint; // (src node id, src port)
     std::map<uint32_t, uint32_t> nodeOfAddress;                   // IPv4 (host order) -> node id
     uint32_t subnetCounter = 0;
+    std::vector<std::string> ccSources; //!< congestion-control traced values to sample
     double sampleIntervalS = 0.1;
     bool built = false;
 
@@ -229,6 +289,8 @@ struct Simulation::Impl
     std::map<std::string, std::vector<double>> linkSeries;
 
     void Sample();
+    /// Per-flow data packets stored in traced PFQ/LQD queue discs (series backlog_pkts).
+    void SampleFlowBacklogs();
     int FlowOfEndpoint(Ipv4Address address, uint16_t port) const;
     void OnQdiscDrop(Ptr<const QueueDiscItem> item);
     /// Attribute a dropped TCP/IPv4 packet to its flow: (flow, carries data).
@@ -251,7 +313,17 @@ FlowSender::StartApplication()
         tcp->SetAttribute(name, StringValue(value));
     }
     ObjectFactory cc = MakeFactory(flow.spec.cc_type, flow.spec.cc_attributes);
-    tcp->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+    Ptr<TcpCongestionOps> ops = cc.Create<TcpCongestionOps>();
+    flow.ccState.assign(m_sim->ccSources.size(), kNaN);
+    for (std::size_t i = 0; i < m_sim->ccSources.size(); ++i)
+    {
+        // connected before Init() so the model's initial state is seen; a model
+        // without this traced value leaves NaN
+        ConnectTracedNumber(ops, m_sim->ccSources[i], [state = &flow.ccState[i]](double value) {
+            *state = value;
+        });
+    }
+    tcp->SetCongestionControlAlgorithm(ops);
     if (flow.spec.pacing)
     {
         tcp->SetPacingStatus(true);
@@ -267,6 +339,7 @@ FlowSender::StartApplication()
 
     tcp->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&FlowSender::OnCwnd, this));
     tcp->TraceConnectWithoutContext("LastRTT", MakeCallback(&FlowSender::OnRtt, this));
+    tcp->TraceConnectWithoutContext("Rx", MakeCallback(&FlowSender::OnRx, this));
     tcp->TraceConnectWithoutContext("Tx", MakeCallback(&FlowSender::OnTx, this));
     m_socket->SetConnectCallback(MakeCallback(&FlowSender::OnConnected, this),
                                  MakeCallback(&FlowSender::OnConnectFailed, this));
@@ -338,12 +411,30 @@ FlowSender::OnCwnd(uint32_t /*oldValue*/, uint32_t newValue)
 void
 FlowSender::OnRtt(Time /*oldValue*/, Time newValue)
 {
-    if (newValue.IsStrictlyPositive())
+    m_lastRtt = newValue;
+}
+
+void
+FlowSender::OnRx(Ptr<const Packet> /*packet*/, const TcpHeader& header, Ptr<const TcpSocketBase>)
+{
+    // One RTT sample per ACK that acknowledges new data. "LastRTT" is a traced
+    // value: it fires only when the sample differs from the previous one, so it
+    // cannot count samples. The Rx trace fires before the socket processes this
+    // ACK, when LastRTT still holds the sample of the previous new-data ACK: that
+    // sample is counted here (every sample but the run's last, one ACK late).
+    if (!(header.GetFlags() & TcpHeader::ACK) ||
+        (m_anyAck && header.GetAckNumber() <= m_highestAck))
+    {
+        return;
+    }
+    if (m_anyAck && m_lastRtt.IsStrictlyPositive())
     {
         FlowState& flow = m_sim->flows[m_flowId];
-        flow.rttSumS += newValue.GetSeconds();
-        flow.rttCount += 1;
+        flow.Add(&Counters::rttSumS, m_lastRtt.GetSeconds());
+        flow.Add(&Counters::rttCount);
     }
+    m_anyAck = true;
+    m_highestAck = header.GetAckNumber();
 }
 
 void
@@ -355,17 +446,52 @@ FlowSender::OnTx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const Tc
         return;
     }
     FlowState& flow = m_sim->flows[m_flowId];
-    flow.txDataPkts++;
+    flow.Add(&Counters::txDataPkts);
     SequenceNumber32 end = header.GetSequenceNumber() + payload;
     if (flow.anySent && end <= flow.highestSent)
     {
-        flow.retxPkts++;
+        flow.Add(&Counters::retxPkts);
     }
     else
     {
         flow.highestSent = end;
         flow.anySent = true;
     }
+}
+
+// ----------------------------------------------------------------------------
+// PoissonSender
+
+void
+PoissonSender::StartApplication()
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_socket->Bind();
+    Address local;
+    m_socket->GetSockName(local);
+    m_sim->flowByEndpoint[{GetNode()->GetId(), InetSocketAddress::ConvertFrom(local).GetPort()}] =
+        m_flowId;
+    m_socket->Connect(InetSocketAddress(flow.dstAddress, kUdpSinkPort));
+    m_interval = CreateObject<ExponentialRandomVariable>();
+    m_interval->SetAttribute("Mean", DoubleValue(flow.spec.packet_bytes * 8.0 / flow.spec.rate_bps));
+    m_next = Simulator::Schedule(Seconds(m_interval->GetValue()), &PoissonSender::SendOne, this);
+    flow.connectedS = Simulator::Now().GetSeconds();
+}
+
+void
+PoissonSender::StopApplication()
+{
+    Simulator::Cancel(m_next);
+}
+
+void
+PoissonSender::SendOne()
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    m_socket->Send(Create<Packet>(flow.spec.packet_bytes - kUdpIpHeaderBytes));
+    flow.Add(&Counters::txDataPkts);
+    m_next = Simulator::Schedule(Seconds(m_interval->GetValue()), &PoissonSender::SendOne, this);
 }
 
 // ----------------------------------------------------------------------------
@@ -379,6 +505,9 @@ FlowSink::StartApplication()
     m_listener->Listen();
     m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
                                   MakeCallback(&FlowSink::OnAccept, this));
+    m_udp = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_udp->Bind(InetSocketAddress(Ipv4Address::GetAny(), kUdpSinkPort));
+    m_udp->SetRecvCallback(MakeCallback(&FlowSink::OnUdpRecv, this));
 }
 
 void
@@ -387,6 +516,10 @@ FlowSink::StopApplication()
     if (m_listener)
     {
         m_listener->Close();
+    }
+    if (m_udp)
+    {
+        m_udp->Close();
     }
 }
 
@@ -410,11 +543,27 @@ FlowSink::OnRecv(Ptr<Socket> socket)
     Ptr<Packet> packet;
     while ((packet = socket->Recv()))
     {
-        flow.rxBytes += packet->GetSize();
+        flow.Add(&Counters::rxBytes, packet->GetSize());
     }
-    if (flow.spec.bytes > 0 && flow.rxBytes >= flow.spec.bytes && std::isnan(flow.endS))
+    if (flow.spec.bytes > 0 && flow.counters.rxBytes >= flow.spec.bytes && std::isnan(flow.endS))
     {
         flow.endS = Simulator::Now().GetSeconds();
+    }
+}
+
+void
+FlowSink::OnUdpRecv(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    Address from;
+    while ((packet = socket->RecvFrom(from)))
+    {
+        InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
+        int flowId = m_sim->FlowOfEndpoint(peer.GetIpv4(), peer.GetPort());
+        if (flowId >= 0)
+        {
+            m_sim->flows[flowId].Add(&Counters::rxBytes, packet->GetSize());
+        }
     }
 }
 
@@ -442,6 +591,12 @@ Simulation::Impl::FlowOfEndpoint(Ipv4Address address, uint16_t port) const
 std::pair<int, bool>
 Simulation::Impl::Classify(const Ipv4Header& ip, Ptr<const Packet> segment) const
 {
+    if (ip.GetProtocol() == UdpL4Protocol::PROT_NUMBER)
+    {
+        UdpHeader udp;
+        segment->PeekHeader(udp);
+        return {FlowOfEndpoint(ip.GetSource(), udp.GetSourcePort()), true};
+    }
     if (ip.GetProtocol() != TcpL4Protocol::PROT_NUMBER)
     {
         return {-1, false};
@@ -467,7 +622,7 @@ Simulation::Impl::OnQdiscDrop(Ptr<const QueueDiscItem> item)
     auto [flowId, data] = Classify(ipItem->GetHeader(), item->GetPacket());
     if (flowId >= 0)
     {
-        (data ? flows[flowId].lostDataPkts : flows[flowId].lostAckPkts)++;
+        flows[flowId].Add(data ? &Counters::lostDataPkts : &Counters::lostAckPkts);
     }
 }
 
@@ -475,18 +630,38 @@ void
 Simulation::Impl::Sample()
 {
     sampleTimes.push_back(Simulator::Now().GetSeconds());
-    for (FlowState& flow : flows)
+    auto record = [this](const Counters& c, double cwnd) {
+        flowSeries["rx_bytes"].push_back(c.rxBytes);
+        flowSeries["cwnd_bytes"].push_back(cwnd);
+        flowSeries["rtt_sum_s"].push_back(c.rttSumS);
+        flowSeries["rtt_count"].push_back(c.rttCount);
+        flowSeries["tx_data_pkts"].push_back(c.txDataPkts);
+        flowSeries["retx_pkts"].push_back(c.retxPkts);
+        flowSeries["lost_data_pkts"].push_back(c.lostDataPkts);
+        flowSeries["lost_ack_pkts"].push_back(c.lostAckPkts);
+        flowSeries["random_lost_pkts"].push_back(c.randomLostPkts);
+    };
+    for (const FlowState& flow : flows)
     {
-        flowSeries["rx_bytes"].push_back(static_cast<double>(flow.rxBytes));
-        flowSeries["cwnd_bytes"].push_back(flow.cwndBytes);
-        flowSeries["rtt_sum_s"].push_back(flow.rttSumS);
-        flowSeries["rtt_count"].push_back(flow.rttCount);
-        flowSeries["tx_data_pkts"].push_back(static_cast<double>(flow.txDataPkts));
-        flowSeries["retx_pkts"].push_back(static_cast<double>(flow.retxPkts));
-        flowSeries["lost_data_pkts"].push_back(static_cast<double>(flow.lostDataPkts));
-        flowSeries["lost_ack_pkts"].push_back(static_cast<double>(flow.lostAckPkts));
-        flowSeries["random_lost_pkts"].push_back(static_cast<double>(flow.randomLostPkts));
+        if (flow.spec.group < 0)
+        {
+            record(flow.counters, flow.cwndBytes);
+            for (std::size_t i = 0; i < ccSources.size(); ++i)
+            {
+                flowSeries["cc:" + ccSources[i]].push_back(flow.ccState.empty() ? kNaN
+                                                                                : flow.ccState[i]);
+            }
+        }
     }
+    for (const Counters& group : groups)
+    {
+        record(group, kNaN);
+        for (const auto& source : ccSources)
+        {
+            flowSeries["cc:" + source].push_back(kNaN);
+        }
+    }
+    SampleFlowBacklogs();
     for (LinkTrace& link : links)
     {
         const auto& stats = link.qdisc->GetStats();
@@ -500,6 +675,39 @@ Simulation::Impl::Sample()
         linkSeries["random_drops_pkts"].push_back(static_cast<double>(link.randomDrops));
     }
     Simulator::Schedule(Seconds(sampleIntervalS), &Simulation::Impl::Sample, this);
+}
+
+void
+Simulation::Impl::SampleFlowBacklogs()
+{
+    std::vector<double> backlog(flowEntity.empty() ? 0 : groups.size() + numUngrouped, 0.0);
+    bool anyPfq = false;
+    for (const LinkTrace& link : links)
+    {
+        Ptr<PfqLqdQueueDisc> pfq = DynamicCast<PfqLqdQueueDisc>(link.qdisc);
+        if (!pfq)
+        {
+            continue;
+        }
+        anyPfq = true;
+        pfq->ForEachFlow([this, &backlog](Ptr<const QueueDiscItem> item, uint32_t packets) {
+            Ptr<const Ipv4QueueDiscItem> ipItem = DynamicCast<const Ipv4QueueDiscItem>(item);
+            if (!ipItem)
+            {
+                return;
+            }
+            auto [flowId, data] = Classify(ipItem->GetHeader(), item->GetPacket());
+            if (flowId >= 0 && data)
+            {
+                backlog[flowEntity[flowId]] += packets;
+            }
+        });
+    }
+    if (anyPfq)
+    {
+        auto& series = flowSeries["backlog_pkts"];
+        series.insert(series.end(), backlog.begin(), backlog.end());
+    }
 }
 
 namespace
@@ -528,7 +736,7 @@ CountRandomDrop(Simulation::Impl* sim, size_t link, Ptr<const Packet> packet)
     auto [flowId, data] = sim->Classify(ip, copy);
     if (flowId >= 0 && data)
     {
-        sim->flows[flowId].randomLostPkts++;
+        sim->flows[flowId].Add(&Counters::randomLostPkts);
     }
 }
 
@@ -571,6 +779,20 @@ Simulation::SetDefault(const std::string& path, const std::string& value)
     if (!Config::SetDefaultFailSafe(path, StringValue(value)))
     {
         throw std::invalid_argument("cannot set ns-3 default " + path + " = " + value);
+    }
+}
+
+void
+Simulation::SampleCongestionState(const std::string& source)
+{
+    if (Simulator::Now().IsStrictlyPositive())
+    {
+        throw std::logic_error("SampleCongestionState must be called before RunUntil");
+    }
+    if (std::find(m_impl->ccSources.begin(), m_impl->ccSources.end(), source) ==
+        m_impl->ccSources.end())
+    {
+        m_impl->ccSources.push_back(source);
     }
 }
 
@@ -690,9 +912,25 @@ Simulation::AddLink(int nodeA, int nodeB, const DirectionSpec& aToB, const Direc
 }
 
 int
+Simulation::AddGroup(const std::string& name)
+{
+    if (m_impl->built)
+    {
+        throw std::logic_error("AddGroup() after Build()");
+    }
+    m_impl->groupNames.push_back(name);
+    m_impl->groups.emplace_back();
+    return static_cast<int>(m_impl->groups.size()) - 1;
+}
+
+int
 Simulation::AddFlow(const FlowSpec& spec)
 {
     const int n = static_cast<int>(m_impl->nodes.GetN());
+    if (m_impl->built)
+    {
+        throw std::logic_error("AddFlow() after Build()");
+    }
     if (spec.src < 0 || spec.src >= n || spec.dst < 0 || spec.dst >= n || spec.src == spec.dst)
     {
         throw std::invalid_argument("AddFlow " + spec.name + ": bad node indices");
@@ -700,6 +938,24 @@ Simulation::AddFlow(const FlowSpec& spec)
     if (spec.start_s < 0)
     {
         throw std::invalid_argument("AddFlow " + spec.name + ": negative start time");
+    }
+    if (spec.group >= static_cast<int>(m_impl->groups.size()))
+    {
+        throw std::invalid_argument("AddFlow " + spec.name + ": unknown group");
+    }
+    if (spec.udp)
+    {
+        if (!(spec.rate_bps > 0) || spec.packet_bytes <= kUdpIpHeaderBytes ||
+            !(spec.stop_s > spec.start_s))
+        {
+            throw std::invalid_argument("AddFlow " + spec.name +
+                                        ": a UDP source needs rate > 0, packet_bytes > 28 and "
+                                        "stop > start");
+        }
+        FlowState state;
+        state.spec = spec;
+        m_impl->flows.push_back(state);
+        return static_cast<int>(m_impl->flows.size()) - 1;
     }
     std::string error = CheckAttributes(spec.cc_type, spec.cc_attributes);
     if (error.empty())
@@ -737,9 +993,20 @@ Simulation::Build(double sampleIntervalS)
     m_impl->sampleIntervalS = sampleIntervalS;
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
+    for (const FlowState& flow : m_impl->flows)
+    {
+        m_impl->numUngrouped += (flow.spec.group < 0);
+    }
+    std::size_t nextUngrouped = 0;
     for (size_t i = 0; i < m_impl->flows.size(); ++i)
     {
         FlowState& flow = m_impl->flows[i];
+        m_impl->flowEntity.push_back(flow.spec.group < 0 ? nextUngrouped++
+                                                         : m_impl->numUngrouped + flow.spec.group);
+        if (flow.spec.group >= 0)
+        {
+            flow.group = &m_impl->groups[flow.spec.group];
+        }
         Ptr<Node> src = m_impl->nodes.Get(flow.spec.src);
         Ptr<Node> dst = m_impl->nodes.Get(flow.spec.dst);
         flow.srcNodeId = src->GetId();
@@ -756,7 +1023,16 @@ Simulation::Build(double sampleIntervalS)
             sink->SetStartTime(Seconds(0));
             m_impl->sinks[flow.spec.dst] = sink;
         }
-        auto sender = CreateObject<FlowSender>(m_impl.get(), static_cast<int>(i));
+        Ptr<Application> sender;
+        if (flow.spec.udp)
+        {
+            sender = CreateObject<PoissonSender>(m_impl.get(), static_cast<int>(i));
+            sender->SetStopTime(Seconds(flow.spec.stop_s));
+        }
+        else
+        {
+            sender = CreateObject<FlowSender>(m_impl.get(), static_cast<int>(i));
+        }
         src->AddApplication(sender);
         sender->SetStartTime(Seconds(flow.spec.start_s));
     }
@@ -776,6 +1052,10 @@ Simulation::RunUntil(double tS)
         return;
     }
     Simulator::Stop(until - Simulator::Now());
+    Simulator::Run();
+    // Also run what was scheduled for exactly `until` before this call (e.g. the
+    // sample of the last interval): the stop event above was inserted earlier.
+    Simulator::Stop(Seconds(0));
     Simulator::Run();
 }
 
@@ -803,6 +1083,21 @@ Simulation::FlowNames() const
 }
 
 std::vector<std::string>
+Simulation::SeriesNames() const
+{
+    std::vector<std::string> names;
+    for (const auto& flow : m_impl->flows)
+    {
+        if (flow.spec.group < 0)
+        {
+            names.push_back(flow.spec.name);
+        }
+    }
+    names.insert(names.end(), m_impl->groupNames.begin(), m_impl->groupNames.end());
+    return names;
+}
+
+std::vector<std::string>
 Simulation::LinkNames() const
 {
     std::vector<std::string> names;
@@ -819,7 +1114,7 @@ Simulation::FlowSeries(const std::string& var) const
     auto it = m_impl->flowSeries.find(var);
     if (it == m_impl->flowSeries.end())
     {
-        if (m_impl->sampleTimes.empty() || m_impl->flows.empty())
+        if (m_impl->sampleTimes.empty() || (m_impl->flows.empty() && m_impl->groups.empty()))
         {
             return {};
         }
@@ -867,7 +1162,7 @@ Simulation::FlowScalars(const std::string& var) const
         }
         else if (var == "rx_bytes")
         {
-            out.push_back(static_cast<double>(flow.rxBytes));
+            out.push_back(flow.counters.rxBytes);
         }
         else
         {

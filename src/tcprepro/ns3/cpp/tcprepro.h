@@ -47,6 +47,12 @@ struct FlowSpec
     double start_s = 0;
     uint64_t bytes = 0;              ///< 0: bulk (unlimited) flow
     bool pacing = false;             ///< enable ns-3 TCP pacing on the sending socket
+    int group = -1;                  ///< AddGroup index: counted in that group's series only
+    // A UDP Poisson packet source instead of a TCP connection:
+    bool udp = false;
+    double rate_bps = 0;             ///< mean on-the-wire rate of the IP packets
+    uint32_t packet_bytes = 0;       ///< IP packet size (UDP/IP headers included)
+    double stop_s = 0;               ///< the source stops sending at this time
 };
 
 /// Validate a TypeId name and an attribute string without creating anything
@@ -72,21 +78,34 @@ class Simulation
     int AddNode(const std::string& name);
     /// A full-duplex link with independent rate, delay and queue per direction.
     void AddLink(int node_a, int node_b, const DirectionSpec& a_to_b, const DirectionSpec& b_to_a);
+    /// A named group of flows (a traffic generator): its members are not sampled one by
+    /// one; the group's summed counters form one series entity.
+    int AddGroup(const std::string& name);
     int AddFlow(const FlowSpec& flow);
+    /// Also sample the traced value `source` of every flow's congestion control
+    /// (e.g. "DelayWindow" of ns3::TcpCompound) with the other per-flow series,
+    /// read back as FlowSeries("cc:" + source); NaN where a flow's model has no
+    /// such source or the flow has not started. Call before RunUntil.
+    void SampleCongestionState(const std::string& source);
     /// Populate routing, install sinks and the sampler. Call once, before RunUntil.
     void Build(double sample_interval_s);
-    /// Advance the simulation up to time t_s (can be called repeatedly).
+    /// Advance the simulation up to and including time t_s (can be called repeatedly).
     void RunUntil(double t_s);
     double Now() const;
 
     // ---- results (valid after RunUntil) ----
     std::vector<double> SampleTimes() const;
+    /// Every flow, in AddFlow order (the order of FlowScalars).
     std::vector<std::string> FlowNames() const;
+    /// Entities of FlowSeries: ungrouped flows in AddFlow order, then groups.
+    std::vector<std::string> SeriesNames() const;
     std::vector<std::string> LinkNames() const;
-    /// Row-major [sample][flow] series: rx_bytes, cwnd_bytes, rtt_sum_s, rtt_count,
+    /// Row-major [sample][entity] series (entities: SeriesNames()): rx_bytes, cwnd_bytes, rtt_sum_s, rtt_count,
     /// tx_data_pkts, retx_pkts, lost_data_pkts, lost_ack_pkts, random_lost_pkts
     /// (counters are cumulative; lost_* count queue drops, random_lost_pkts the data
-    /// segments the random-loss model destroyed).
+    /// segments the random-loss model destroyed); backlog_pkts (data packets of the
+    /// flow stored in traced PFQ/LQD queue discs, only when a traced link has one);
+    /// cc:<source> (see SampleCongestionState).
     std::vector<double> FlowSeries(const std::string& var) const;
     /// Row-major [sample][link] series: queue_pkts, queue_bytes, drops_pkts, tx_bytes,
     /// random_drops_pkts (all but the queue occupancy cumulative).
