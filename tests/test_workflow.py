@@ -80,7 +80,7 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     )
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
-    assert counts["figure"] == 4
+    assert counts["figure"] == 6  # A1, A2, A1.1, A2.1, A3, A4
     assert counts["paper"] == 1
     assert "emulate_figure" not in counts
     assert "emulation skipped (figures X1): excluded by the profile" in result.stderr
@@ -99,11 +99,11 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
         assert "emulate_figure" not in counts
         assert "emulation skipped (figures X1): this host cannot emulate" in result.stderr
         return
-    assert counts["simulate"] == 54 + 18  # X1's ns-3 side
+    assert counts["simulate"] == 160 + 18  # X1's ns-3 side
     assert counts["emulate_figure"] == 1  # one batch: the VM route boots once
     assert counts["crosscheck_table"] == 1
     assert counts["crosscheck_figure"] == 1
-    assert counts["figure"] == 2
+    assert counts["figure"] == 6
     assert "emulation included" in result.stderr
 
 
