@@ -790,6 +790,7 @@ def _dataset(
             "flow_connected_s": flow_facts["connected_k"] * interval,
             "flow_end_s": end_s,
             "flow_size_bytes": [f.size_bytes for f in plan.flows],
+            "flow_kind": ["sized" if f.size_bytes else "bulk" for f in plan.flows],
             "flow_rx_bytes": rx_final,
         },
         link_info={},

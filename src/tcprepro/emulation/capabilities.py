@@ -99,6 +99,11 @@ def scenario_needs(scenario: Scenario) -> Needs:
         When a flow's variant has no Linux implementation or a link's queue
         discipline has no Linux mapping (naming the field).
     """
+    if getattr(scenario, "traffic", None):
+        raise ConfigError(
+            "traffic: generated traffic (tcprepro.traffic) is not emulated yet; "
+            "the Mininet backend runs the scenario's flows only"
+        )
     plan = build_plan(scenario, 0)
     qdiscs = {"htb"}
     for index, link in enumerate(plan.links):
