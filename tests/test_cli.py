@@ -37,7 +37,8 @@ def test_plan_counts_runs_and_estimates_time():
     assert result.returncode == 0, result.stderr
     assert "A1: 160 runs, 0 cached, 160 to simulate" in result.stdout
     assert "A3: 320 runs, 0 cached, 320 to simulate" in result.stdout
-    assert "total: 960 simulations to run, about" in result.stdout
+    assert "D1: 48 runs, 0 cached, 48 to simulate" in result.stdout
+    assert "total: 1366 simulations to run, about" in result.stdout
 
 
 def test_validate_prints_the_resolved_scenario():

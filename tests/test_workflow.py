@@ -62,15 +62,18 @@ def copy_workflow(dest):
     return dest
 
 
+# simulations per profile: study A + study D (D1 + D3 + D4; D2 is drawn from D1's runs)
 @pytest.mark.parametrize(
-    ("profile", "simulations"), [("smoke", 16), ("quick", 160), ("paper", 960)]
+    ("profile", "simulations"),
+    [("smoke", 16 + 2 + 2 + 2), ("quick", 160 + 40 + 32 + 28), ("paper", 960 + 48 + 324 + 34)],
 )
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
     result = snakemake(workdir, "--profile", f"workflow/profiles/{profile}", "-n", "--cores", "2")
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
-    assert counts["figure"] == 4
+    assert counts["figure"] == 4 + 4  # study A's, D1-D4
+    assert counts["table"] == 2  # D1 and D2 are tables in the thesis
     assert counts["paper"] == 1
 
 
@@ -97,7 +100,7 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     assert a3["transfer_size_bytes"].dims == ("up", "down", "load", "rep", "transfer")
     assert int(np.isfinite(a3["transfer_end_s"]).sum()) > 0
     runs = sorted((workdir / "data/runs").rglob("*.nc"))
-    assert len(runs) == 16
+    assert len(runs) == 16 + 6
     assert all(validate_run_dataset(open_dataset(run)) == [] for run in runs)
     claims = (workdir / "data/claims/A.csv").read_text()
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
@@ -108,6 +111,30 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     tex = (workdir / "paper/generated/claims_A.tex").read_text()
     assert "A-c2" in tex
     assert "pending" in tex
+
+
+def test_smoke_run_draws_study_d_with_its_tables_and_claims(smoke_run):
+    workdir, _ = smoke_run
+    for figure in ("D1", "D2", "D3", "D4"):
+        assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000
+        executed = json.loads((workdir / f"data/notebooks/{figure}.ipynb").read_text())
+        assert any(cell.get("outputs") for cell in executed["cells"])
+    assert not (workdir / "data/combined/D2.nc").exists()  # D2 is drawn from D1's runs
+    d1 = open_dataset(workdir / "data/combined/D1.nc")
+    assert list(d1["send_buffer"].values) == ["64KiB", "2MiB"]
+    assert d1["unacked_bytes"].notnull().any()
+    # the thesis's tables, reproduced: our rows next to the thesis's (BE 64 KiB, 12 ms, 16 MiB)
+    d1_table = (workdir / "paper/generated/D1.tex").read_text()
+    assert "tabular" in d1_table
+    assert "0.630" in d1_table  # Table 3.1's FE/BE for that row
+    assert "24.9" in (workdir / "paper/generated/D2.tex").read_text()  # Table 3.4's D_m
+    body = (workdir / "paper/generated/body.tex").read_text()
+    assert "generated/D1.tex" in body
+    assert "figures/D2.pdf" in body
+    assert "claims_D.tex" in body
+    claims = (workdir / "data/claims/D.csv").read_text()
+    for claim in ("D-c1", "D-c2", "D-c3"):
+        assert claim in claims
 
 
 def test_rerun_with_nothing_changed_runs_nothing(smoke_run):
