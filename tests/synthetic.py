@@ -18,8 +18,12 @@ def synthetic_run(
     capacity_bps=(9.6e6, 1.92e6),
     attrs=None,
     transfers=0,
+    extra_flow_series=None,
 ):
     """Two flows (down, up) on two links (down, up) with constant rates.
+
+    ``extra_flow_series`` maps a raw per-flow series name to a function of the
+    sample times returning its [sample, flow] array (e.g. ``unacked_byte_s``).
 
     During the warm-up the flows send at a tenth of their rate and see twice
     their RTT, so a metric that forgets the window gets a different answer.
@@ -42,6 +46,7 @@ def synthetic_run(
         "lost_data_pkts": np.cumsum(np.tile([1.0, 2.0], (n, 1)), axis=0),
         "lost_ack_pkts": np.zeros((n, 2)),
         "random_lost_pkts": np.zeros((n, 2)),
+        **{name: make(times) for name, make in (extra_flow_series or {}).items()},
     }
     link_series = {
         "queue_pkts": np.tile([5.0, 20.0], (n, 1)),

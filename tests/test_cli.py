@@ -37,9 +37,10 @@ def test_plan_counts_runs_and_estimates_time():
     assert result.returncode == 0, result.stderr
     assert "A1: 160 runs, 0 cached, 160 to simulate" in result.stdout
     assert "A3: 320 runs, 0 cached, 320 to simulate" in result.stdout
+    assert "D1: 48 runs, 0 cached, 48 to simulate" in result.stdout
     assert "X1: 18 runs, 0 cached, 18 to simulate" in result.stdout
     assert "X1: plus up to 18 emulated runs in real time" in result.stdout
-    assert "total: 978 simulations to run, about" in result.stdout
+    assert "total: 1384 simulations to run, about" in result.stdout
 
 
 def test_validate_prints_the_resolved_scenario():

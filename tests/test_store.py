@@ -28,6 +28,28 @@ def test_counters_become_per_interval_values():
     assert np.allclose(ds["drops_pkts"].sel(link="up").values, 2.0)
 
 
+def test_window_and_timeout_series_are_per_interval_or_absent_when_not_measured():
+    # a constant 20 kB (down) / 5 kB (up) unacknowledged: the integral grows by 20 kB x 0.5 s
+    # per 0.5-s interval, so the per-interval average is 20 kB; one RTO every other sample
+    ds = synthetic_run(
+        extra_flow_series={
+            "unacked_byte_s": lambda t: np.outer(t, [20_000.0, 5_000.0]),
+            "rto_count": lambda t: np.outer(np.floor(np.arange(1, t.size + 1) / 2), [1.0, 0.0]),
+        }
+    )
+    assert store.validate_run_dataset(ds) == []
+    assert np.allclose(ds["unacked_bytes"].sel(flow="down"), 20_000.0)
+    assert np.allclose(ds["unacked_bytes"].sel(flow="up"), 5_000.0)
+    assert ds["rto_count"].sel(flow="down").values[:4].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert float(ds["rto_count"].sel(flow="up").sum()) == 0.0
+    assert ds["unacked_bytes"].attrs["units"] == "byte"
+    # a backend that cannot measure them (no raw series): absent, and the dataset conforms
+    plain = synthetic_run()
+    assert store.validate_run_dataset(plain) == []
+    assert "unacked_bytes" not in plain
+    assert "rto_count" not in plain
+
+
 def test_round_trip_is_exact(tmp_path):
     ds = synthetic_run()
     path = store.write_dataset(ds, tmp_path / "run.nc")

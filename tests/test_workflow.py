@@ -62,8 +62,10 @@ def copy_workflow(dest):
     return dest
 
 
+# simulations per profile: study A + study D (D1 + D3 + D4; D2 is drawn from D1's runs)
 @pytest.mark.parametrize(
-    ("profile", "simulations"), [("smoke", 16), ("quick", 160), ("paper", 960)]
+    ("profile", "simulations"),
+    [("smoke", 16 + 2 + 2 + 2), ("quick", 160 + 40 + 32 + 28), ("paper", 960 + 48 + 324 + 34)],
 )
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
@@ -80,7 +82,8 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     )
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
-    assert counts["figure"] == 6  # A1, A2, A1.1, A2.1, A3, A4
+    assert counts["figure"] == 6 + 4  # A1, A2, A1.1, A2.1, A3, A4; D1-D4
+    assert counts["table"] == 2  # D1 and D2 are tables in the thesis
     assert counts["paper"] == 1
     assert "emulate_figure" not in counts
     assert "emulation skipped (figures X1): excluded by the profile" in result.stderr
@@ -99,11 +102,11 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
         assert "emulate_figure" not in counts
         assert "emulation skipped (figures X1): this host cannot emulate" in result.stderr
         return
-    assert counts["simulate"] == 160 + 18  # X1's ns-3 side
+    assert counts["simulate"] == 160 + 40 + 32 + 28 + 18  # A, D, and X1's ns-3 side
     assert counts["emulate_figure"] == 1  # one batch: the VM route boots once
     assert counts["crosscheck_table"] == 1
     assert counts["crosscheck_figure"] == 1
-    assert counts["figure"] == 6
+    assert counts["figure"] == 6 + 4
     assert "emulation included" in result.stderr
 
 
@@ -130,17 +133,41 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     assert a3["transfer_size_bytes"].dims == ("up", "down", "load", "rep", "transfer")
     assert int(np.isfinite(a3["transfer_end_s"]).sum()) > 0
     runs = sorted((workdir / "data/runs").rglob("*.nc"))
-    assert len(runs) == 16
+    assert len(runs) == 16 + 6
     assert all(validate_run_dataset(open_dataset(run)) == [] for run in runs)
     claims = (workdir / "data/claims/A.csv").read_text()
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
         assert claim in claims
     log = (workdir / "data/logs/claims/A.log").read_text()
-    assert "verdict" in log
-    assert "A-c5" in log
+    # one block per claim, its verdict in capitals after the id
+    assert re.search(r"^A-c5 +(REPRODUCED|NOT REPRODUCED|PENDING) +paper:", log, re.M)
     tex = (workdir / "paper/generated/claims_A.tex").read_text()
     assert "A-c2" in tex
     assert "pending" in tex
+
+
+def test_smoke_run_draws_study_d_with_its_tables_and_claims(smoke_run):
+    workdir, _ = smoke_run
+    for figure in ("D1", "D2", "D3", "D4"):
+        assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000
+        executed = json.loads((workdir / f"data/notebooks/{figure}.ipynb").read_text())
+        assert any(cell.get("outputs") for cell in executed["cells"])
+    assert not (workdir / "data/combined/D2.nc").exists()  # D2 is drawn from D1's runs
+    d1 = open_dataset(workdir / "data/combined/D1.nc")
+    assert list(d1["send_buffer"].values) == ["64KiB", "2MiB"]
+    assert d1["unacked_bytes"].notnull().any()
+    # the thesis's tables, reproduced: our rows next to the thesis's (BE 64 KiB, 12 ms, 16 MiB)
+    d1_table = (workdir / "paper/generated/D1.tex").read_text()
+    assert "tabular" in d1_table
+    assert "0.630" in d1_table  # Table 3.1's FE/BE for that row
+    assert "24.9" in (workdir / "paper/generated/D2.tex").read_text()  # Table 3.4's D_m
+    body = (workdir / "paper/generated/body.tex").read_text()
+    assert "generated/D1.tex" in body
+    assert "figures/D2.pdf" in body
+    assert "claims_D.tex" in body
+    claims = (workdir / "data/claims/D.csv").read_text()
+    for claim in ("D-c1", "D-c2", "D-c3"):
+        assert claim in claims
 
 
 def test_rerun_with_nothing_changed_runs_nothing(smoke_run):

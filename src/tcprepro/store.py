@@ -83,6 +83,17 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "data packets of the flow stored in a traced PFQ/LQD queue at the sample time "
         "(present only when a traced link uses pfq_lqd)",
     ),
+    # study D: the send window in use and the timeouts (backends that measure them)
+    "unacked_bytes": (
+        ("flow", "time"),
+        "byte",
+        "time average over the interval of the bytes sent but not yet cumulatively ACKed",
+    ),
+    "rto_count": (
+        ("flow", "time"),
+        "1",
+        "retransmission timeouts that expired in the interval (back-offs included)",
+    ),
     "queue_pkts": (("link", "time"), "packet", "queue occupancy at the sample time"),
     "queue_bytes": (("link", "time"), "byte", "queue occupancy at the sample time"),
     "drops_pkts": (("link", "time"), "packet", "packets dropped by the queue in the interval"),
@@ -134,7 +145,7 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
 }
 
 #: variables of :data:`SCHEMA` that only some runs have
-OPTIONAL = frozenset({"backlog_pkts"})
+OPTIONAL = frozenset({"backlog_pkts", "unacked_bytes", "rto_count"})
 
 #: per-interval counters the backends report as cumulative totals
 CUMULATIVE_FLOW = (
@@ -154,6 +165,9 @@ class RawTraces:
     Cumulative counters (``rx_bytes``, ``rtt_sum_s``, ``rtt_count`` and the
     names in :data:`CUMULATIVE_FLOW` / :data:`CUMULATIVE_LINK`) are totals since
     the start of the run; the store turns them into per-interval values.
+    Optional series: ``unacked_byte_s``, the time integral (byte x s) of the
+    unacknowledged bytes since the start (it becomes ``unacked_bytes``, the
+    average of each interval), and ``rto_count`` (cumulative).
     """
 
     times_s: np.ndarray
@@ -205,6 +219,12 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
         data["rtt_samples"] = (("flow", "time"), rtt_count.T)
         for name in CUMULATIVE_FLOW:
             data[name] = (("flow", "time"), _per_interval(flow_array(name)).T)
+        if "unacked_byte_s" in raw.flow_series:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                unacked = _per_interval(flow_array("unacked_byte_s")) / intervals[:, None]
+            data["unacked_bytes"] = (("flow", "time"), unacked.T)
+        if "rto_count" in raw.flow_series:
+            data["rto_count"] = (("flow", "time"), _per_interval(flow_array("rto_count")).T)
     if raw.link_names:
         data["queue_pkts"] = (("link", "time"), link_array("queue_pkts").T)
         data["queue_bytes"] = (("link", "time"), link_array("queue_bytes").T)

@@ -357,15 +357,68 @@ def validate_workflow_config(
         error = errors[0]
         where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
         raise ConfigError(f"{where}: {error.message}", source)
+    figures = data["figures"]
+    for figure, block in figures.items():  # a data view draws a simulated figure of its study
+        target = block.get("data")
+        if target is None:
+            continue
+        if target not in figures or "data" in figures[target]:
+            raise ConfigError(
+                f"figures.{figure}.data: {target!r} must be a figure with runs of its own", source
+            )
+        if block.get("study") != figures[target].get("study"):
+            raise ConfigError(f"figures.{figure}.data: {target!r} is in another study", source)
     return WorkflowConfig(dict(data))
+
+
+def _flow_bound_packets(scenario: Scenario) -> float:
+    """Packets (data and ACKs) the flows of a run can send at most.
+
+    Each flow sends at most at the rate of its narrowest link, of its window
+    (the smaller socket buffer per RTT) and, under random loss, of the Padhye
+    model; a sized flow sends at most its size. ACKs add one packet per
+    ``delayed_ack_count`` data packets. Traffic generators are not bounded here
+    (``inf``): their load is their own.
+    """
+    from tcprepro.throughput_models import padhye_throughput_bps
+    from tcprepro.topology import build_plan, flow_path
+
+    if scenario.traffic:
+        return float("inf")
+    tcp = scenario.tcp
+    plan = build_plan(scenario, 0)
+    packet_bits = 8.0 * (tcp.mss + 52)
+    total = 0.0
+    for flow in plan.flows:
+        path = flow_path(plan, flow)
+        rate_bps = path.rate_bps
+        if path.rtt_s > 0:
+            rate_bps = min(rate_bps, 8.0 * min(tcp.send_buffer, tcp.recv_buffer) / path.rtt_s)
+            if path.loss_rate > 0:
+                padhye = padhye_throughput_bps(
+                    tcp.mss,
+                    path.rtt_s,
+                    path.loss_rate,
+                    max(tcp.min_rto, path.rtt_s),
+                    tcp.recv_buffer / tcp.mss,
+                    tcp.delayed_ack_count,
+                )
+                rate_bps = min(rate_bps, float(padhye))
+        data_pkts = scenario.duration * rate_bps / packet_bits
+        if flow.size_bytes:
+            data_pkts = min(data_pkts, flow.size_bytes / tcp.mss)
+        total += data_pkts * (1.0 + 1.0 / tcp.delayed_ack_count)
+    return total
 
 
 def estimate_wall_s(runs: Iterable[Run], cores: int = 1) -> float:
     """Estimated wall time of running ``runs`` on ``cores`` cores (ns-3 backend).
 
     The cost model is a per-run overhead (interpreter, library load, writing)
-    plus the packets the traced links carry at full rate divided by the
-    measured event-loop throughput (:data:`PACKETS_PER_WALL_S`).
+    plus the packets the traced links carry divided by the measured event-loop
+    throughput (:data:`PACKETS_PER_WALL_S`): the links' packets at full rate,
+    or fewer when the flows cannot fill them (window-, loss- or size-limited
+    flows, see :func:`_flow_bound_packets`).
     """
     total = 0.0
     for run in runs:
@@ -377,6 +430,7 @@ def estimate_wall_s(runs: Iterable[Run], cores: int = 1) -> float:
             if direction is not None:
                 rate_bps += direction.rate
         packets = scenario.duration * rate_bps / (8 * (scenario.tcp.mss + 52))
+        packets = min(packets, _flow_bound_packets(scenario))
         total += RUN_OVERHEAD_S + packets / PACKETS_PER_WALL_S
     return total / max(1, cores)
 
@@ -405,7 +459,7 @@ def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = P
         note = f", {len(pending)} cells pending (model not built)" if pending else ""
         lines.append(
             f"  {figure}: {len(runs)} runs, {len(runs) - len(todo)} cached, "
-            f"{len(todo)} to simulate{note}"
+            f"{len(todo)} to simulate{note}; about {estimate_wall_s(todo, cores) / 60:.1f} min"
         )
         emulated = config.runs(figure, tier, "mininet")
         if emulated:  # real time: the duration of each run plus about 30 s of set-up and probes

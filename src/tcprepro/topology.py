@@ -33,12 +33,14 @@ from tcprepro.traffic import (
 )
 
 __all__ = [
+    "FlowPath",
     "NetworkPlan",
     "PlannedDirection",
     "PlannedFlow",
     "PlannedGenerator",
     "PlannedLink",
     "build_plan",
+    "flow_path",
 ]
 
 
@@ -314,3 +316,47 @@ def build_plan(scenario: Scenario, rep: int) -> NetworkPlan:
         flows=tuple(flows),
         generators=tuple(generators),
     )
+
+
+# ---------------------------------------------------------------------------
+# Path of a flow (used by the throughput models of study D and the run-time estimate)
+
+
+@dataclass(frozen=True)
+class FlowPath:
+    """What a flow's packets cross: the data direction and the ACK direction."""
+
+    rtt_s: float  # propagation round trip: one-way delays there and back
+    loss_rate: float  # probability that a data packet is destroyed on the way
+    rate_bps: float  # slowest link direction on the data path
+
+
+def flow_path(plan: NetworkPlan, flow: PlannedFlow) -> FlowPath:
+    """Propagation RTT, random-loss probability and narrowest rate of a flow's path."""
+    neighbours: dict[str, list[tuple[str, PlannedDirection, PlannedDirection]]] = {}
+    for link in plan.links:
+        neighbours.setdefault(link.a, []).append((link.b, link.a_to_b, link.b_to_a))
+        neighbours.setdefault(link.b, []).append((link.a, link.b_to_a, link.a_to_b))
+    previous: dict[str, tuple[str, PlannedDirection, PlannedDirection]] = {}
+    frontier = [flow.src]
+    while frontier and flow.dst not in previous:
+        node = frontier.pop(0)
+        for other, there, back in neighbours.get(node, []):
+            if other != flow.src and other not in previous:
+                previous[other] = (node, there, back)
+                frontier.append(other)
+    if flow.dst not in previous:
+        raise ValueError(f"flow {flow.name}: no path from {flow.src} to {flow.dst}")
+    rtt_s, rate_bps, losses = 0.0, float("inf"), []
+    node = flow.dst
+    while node != flow.src:
+        node, there, back = previous[node]
+        rtt_s += there.delay_s + back.delay_s
+        rate_bps = min(rate_bps, there.rate_bps)
+        if there.loss_rate > 0:
+            losses.append(there.loss_rate)
+    delivered = 1.0
+    for loss in losses:
+        delivered *= 1.0 - loss
+    loss_rate = losses[0] if len(losses) == 1 else 1.0 - delivered
+    return FlowPath(rtt_s=rtt_s, loss_rate=loss_rate, rate_bps=rate_bps)

@@ -54,6 +54,8 @@ FLOW_SERIES = (
     "lost_data_pkts",
     "lost_ack_pkts",
     "random_lost_pkts",
+    "unacked_byte_s",
+    "rto_count",
 )
 LINK_SERIES = ("queue_pkts", "queue_bytes", "drops_pkts", "tx_bytes", "random_drops_pkts")
 

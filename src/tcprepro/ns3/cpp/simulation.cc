@@ -146,6 +146,8 @@ struct Counters
     double lostDataPkts = 0;
     double lostAckPkts = 0;
     double randomLostPkts = 0;
+    double unackedByteS = 0; ///< time integral of the unacknowledged bytes (byte x s)
+    double rtoCount = 0;     ///< retransmission timeouts that expired
 };
 
 /// Per-flow state shared by the sender, the sink and the sampler.
@@ -174,6 +176,34 @@ struct FlowState
     bool anySent = false;
     std::string ccTypeInUse;
     std::vector<double> ccState; //!< last value of each sampled congestion-control trace
+
+    // ---- send window in use and retransmission timeouts (study D) ----
+    // Unacknowledged bytes = highest sequence sent - highest cumulative ACK
+    // received, integrated over time so the store can report its time average.
+    SequenceNumber32 highTxMark{0};
+    SequenceNumber32 highAckMark{0};
+    bool haveHighTx = false;
+    bool haveHighAck = false;
+    double unackedSinceS = 0;
+    // RTO expiries: each entry into the Loss state, plus each back-off (the
+    // timer doubling, RFC 6298 5.5) while already in it.
+    bool inLoss = false;
+
+    double UnackedBytes() const
+    {
+        if (!haveHighTx || !haveHighAck || highTxMark <= highAckMark)
+        {
+            return 0.0;
+        }
+        return static_cast<double>(highTxMark - highAckMark);
+    }
+
+    /// Add the current unacknowledged bytes x the time since the last change.
+    void AccumulateUnacked(double nowS)
+    {
+        Add(&Counters::unackedByteS, UnackedBytes() * (nowS - unackedSinceS));
+        unackedSinceS = nowS;
+    }
 };
 
 /// Sends one flow's data over one TCP socket with a per-socket congestion control.
@@ -196,6 +226,11 @@ class FlowSender : public Application
     void OnRtt(Time oldValue, Time newValue);
     void OnTx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase> socket);
     void OnRx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase> socket);
+    void OnHighTx(SequenceNumber32 oldValue, SequenceNumber32 newValue);
+    void OnHighAck(SequenceNumber32 oldValue, SequenceNumber32 newValue);
+    void OnRto(Time oldValue, Time newValue);
+    void OnCongState(TcpSocketState::TcpCongState_t oldValue,
+                     TcpSocketState::TcpCongState_t newValue);
 
     Simulation::Impl* m_sim;
     int m_flowId;
@@ -341,6 +376,10 @@ FlowSender::StartApplication()
     tcp->TraceConnectWithoutContext("LastRTT", MakeCallback(&FlowSender::OnRtt, this));
     tcp->TraceConnectWithoutContext("Rx", MakeCallback(&FlowSender::OnRx, this));
     tcp->TraceConnectWithoutContext("Tx", MakeCallback(&FlowSender::OnTx, this));
+    tcp->TraceConnectWithoutContext("HighestSequence", MakeCallback(&FlowSender::OnHighTx, this));
+    tcp->TraceConnectWithoutContext("HighestRxAck", MakeCallback(&FlowSender::OnHighAck, this));
+    tcp->TraceConnectWithoutContext("RTO", MakeCallback(&FlowSender::OnRto, this));
+    tcp->TraceConnectWithoutContext("CongState", MakeCallback(&FlowSender::OnCongState, this));
     m_socket->SetConnectCallback(MakeCallback(&FlowSender::OnConnected, this),
                                  MakeCallback(&FlowSender::OnConnectFailed, this));
     m_socket->Connect(InetSocketAddress(flow.dstAddress, kSinkPort));
@@ -457,6 +496,49 @@ FlowSender::OnTx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const Tc
         flow.highestSent = end;
         flow.anySent = true;
     }
+}
+
+void
+FlowSender::OnHighTx(SequenceNumber32 /*oldValue*/, SequenceNumber32 newValue)
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    flow.AccumulateUnacked(Simulator::Now().GetSeconds());
+    flow.highTxMark = newValue;
+    flow.haveHighTx = true;
+}
+
+void
+FlowSender::OnHighAck(SequenceNumber32 /*oldValue*/, SequenceNumber32 newValue)
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    flow.AccumulateUnacked(Simulator::Now().GetSeconds());
+    flow.highAckMark = newValue;
+    flow.haveHighAck = true;
+}
+
+void
+FlowSender::OnRto(Time oldValue, Time newValue)
+{
+    // ReTxTimeout doubles the timer before it sets the Loss state: a doubling seen
+    // while already in Loss is a back-off, i.e. one more expiry of the same episode.
+    FlowState& flow = m_sim->flows[m_flowId];
+    if (flow.inLoss && oldValue.IsStrictlyPositive() && newValue == oldValue + oldValue)
+    {
+        flow.Add(&Counters::rtoCount);
+    }
+}
+
+void
+FlowSender::OnCongState(TcpSocketState::TcpCongState_t oldValue,
+                        TcpSocketState::TcpCongState_t newValue)
+{
+    // ns-3 enters CA_LOSS only in TcpSocketBase::ReTxTimeout (an RTO expiry).
+    FlowState& flow = m_sim->flows[m_flowId];
+    if (newValue == TcpSocketState::CA_LOSS && oldValue != TcpSocketState::CA_LOSS)
+    {
+        flow.Add(&Counters::rtoCount);
+    }
+    flow.inLoss = (newValue == TcpSocketState::CA_LOSS);
 }
 
 // ----------------------------------------------------------------------------
@@ -640,7 +722,14 @@ Simulation::Impl::Sample()
         flowSeries["lost_data_pkts"].push_back(c.lostDataPkts);
         flowSeries["lost_ack_pkts"].push_back(c.lostAckPkts);
         flowSeries["random_lost_pkts"].push_back(c.randomLostPkts);
+        flowSeries["unacked_byte_s"].push_back(c.unackedByteS);
+        flowSeries["rto_count"].push_back(c.rtoCount);
     };
+    const double nowS = Simulator::Now().GetSeconds();
+    for (FlowState& flow : flows) // bring every integral (and its group's) up to now
+    {
+        flow.AccumulateUnacked(nowS);
+    }
     for (const FlowState& flow : flows)
     {
         if (flow.spec.group < 0)

@@ -101,7 +101,8 @@ class Simulation
     std::vector<std::string> SeriesNames() const;
     std::vector<std::string> LinkNames() const;
     /// Row-major [sample][entity] series (entities: SeriesNames()): rx_bytes, cwnd_bytes, rtt_sum_s, rtt_count,
-    /// tx_data_pkts, retx_pkts, lost_data_pkts, lost_ack_pkts, random_lost_pkts
+    /// tx_data_pkts, retx_pkts, lost_data_pkts, lost_ack_pkts, random_lost_pkts,
+    /// unacked_byte_s (time integral of the unacknowledged bytes), rto_count (RTO expiries)
     /// (counters are cumulative; lost_* count queue drops, random_lost_pkts the data
     /// segments the random-loss model destroyed); backlog_pkts (data packets of the
     /// flow stored in traced PFQ/LQD queue discs, only when a traced link has one);

@@ -1,0 +1,176 @@
+"""Checks of study D's claims (Makassikis 2006, application-level TCP throughput models).
+
+Each function reads combined datasets through the per-cell tables of
+:mod:`tcprepro.throughput_analysis` and returns a
+:class:`~tcprepro.claims.ClaimResult`. The buffer claims (D-c1, D-c2) accept
+several datasets (one per backend: the ns-3 one, later an emulated one with
+``backend = "mininet"``); each dataset present must pass, with the
+application-level model's coefficients fixed per backend in
+:data:`~tcprepro.throughput_analysis.BACKEND_COEFFICIENTS` before any run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from tcprepro.claims import ClaimResult, check
+from tcprepro.throughput_analysis import buffer_table, fit_buffer_coefficients, loss_table
+
+__all__: list[str] = []
+
+
+def _verdict(ok: bool) -> str:
+    return "reproduced" if ok else "not reproduced"
+
+
+def _buffer_tables(
+    data: Mapping[str, xr.Dataset], figures: Sequence[str]
+) -> tuple[dict[str, pd.DataFrame], str]:
+    tables, missing = {}, []
+    for figure in figures:
+        if figure not in data:
+            missing.append(figure)
+            continue
+        table = buffer_table(data[figure])
+        tables[f"{figure} ({table['backend'].iloc[0]})"] = table
+    coverage = ", ".join(f"{k}: {len(t)} cells" for k, t in tables.items())
+    if missing:
+        coverage += f"; not generated: {', '.join(missing)}"
+    return tables, coverage
+
+
+@check
+def d_buffer_model(
+    data: Mapping[str, xr.Dataset],
+    figures: Sequence[str],
+    max_error_pct: float,
+    mostly_error_pct: float,
+    mostly_share: float,
+) -> ClaimResult:
+    """Relative error of min(BE C_e, BR C_r) / RTT over the buffer-limited cells."""
+    tables, coverage = _buffer_tables(data, figures)
+    parts, oks = [], []
+    for key, table in tables.items():
+        limited = table[table["buffer_limited"] & table["measured_bps"].notna()]
+        if limited.empty:
+            parts.append(f"{key}: no buffer-limited cell")
+            continue
+        error = limited["error_pct"].abs()
+        worst = limited.loc[error.idxmax()]
+        share = float((error <= mostly_error_pct).mean())
+        fit_e, fit_r = fit_buffer_coefficients(table)
+        ok = float(error.max()) <= max_error_pct and share >= mostly_share
+        oks.append(ok)
+        parts.append(
+            f"{key}, C_e = {worst['c_e']:g}, C_r = {worst['c_r']:g}: max |error| "
+            f"{float(error.max()):.1f} % (RTT {worst['rtt_s'] * 1000:g} ms, BE "
+            f"{worst['send_buffer_bytes'] / 1024:g} KiB, BR {worst['recv_buffer_bytes'] / 1024:g}"
+            f" KiB), median {float(error.median()):.1f} %, {share * 100:.0f} % of "
+            f"{len(limited)} cells within {mostly_error_pct:g} %; refitted C_e = {fit_e:.3f}, "
+            f"C_r = {fit_r:.3f}"
+        )
+    if not oks:
+        return ClaimResult("; ".join(parts) or "—", "pending", coverage)
+    return ClaimResult("; ".join(parts), _verdict(all(oks)), coverage)
+
+
+@check
+def d_saturation(
+    data: Mapping[str, xr.Dataset], figures: Sequence[str], min_share: float, max_share: float
+) -> ClaimResult:
+    """Cells whose model window reaches the BDP run at the link's goodput capacity."""
+    tables, coverage = _buffer_tables(data, figures)
+    parts, oks = [], []
+    for key, table in tables.items():
+        table = table[table["measured_bps"].notna()]
+        share = table["measured_bps"] / table["capacity_bps"]
+        window = np.minimum(
+            table["send_buffer_bytes"] * table["c_e"], table["recv_buffer_bytes"] * table["c_r"]
+        )
+        above = window >= table["bdp_bytes"]
+        if not above.any():
+            parts.append(f"{key}: no cell with a window of at least the BDP")
+            continue
+        saturated = share[above]
+        ok = float(saturated.min()) >= min_share and float(share.max()) <= max_share
+        oks.append(ok)
+        parts.append(
+            f"{key}: {int(above.sum())} cells with window >= BDP reach "
+            f"{float(saturated.min()) * 100:.1f}-{float(saturated.max()) * 100:.1f} % of the "
+            f"goodput capacity ({float(table['capacity_bps'].max()) / 1e6:.0f} Mb/s); highest "
+            f"share of any cell {float(share.max()) * 100:.1f} %"
+        )
+    if not oks:
+        return ClaimResult("; ".join(parts) or "—", "pending", coverage)
+    return ClaimResult("; ".join(parts), _verdict(all(oks)), coverage)
+
+
+def _cell_name(row: pd.Series) -> str:
+    return (
+        f"p={row['loss_rate']:g}, RTT {row['rtt_s'] * 1000:g} ms, "
+        f"SACK {'on' if row['sack'] else 'off'}, b={row['acked_per_ack']}"
+    )
+
+
+@check
+def d_loss_models(
+    data: Mapping[str, xr.Dataset],
+    figure: str,
+    follow_pct: float,
+    rare_share: float,
+    dominant_share: float,
+    mathis_over: float,
+) -> ClaimResult:
+    """Mathis/Padhye follow where timeouts are rare, diverge where they dominate."""
+    table = loss_table(data[figure])
+    table = table[table["measured_bps"].notna()]
+    low, high = 1.0 - follow_pct / 100.0, 1.0 + follow_pct / 100.0
+    rare = table[(table["timeout_share"] < rare_share) & ~table["window_capped"]]
+    dominant = table[table["timeout_share"] >= dominant_share]
+    coverage = (
+        f"{len(table)} cells: {len(rare)} with rare timeouts, {len(dominant)} where they "
+        f"dominate, {len(table) - len(rare) - len(dominant)} in between or window-capped"
+    )
+    if rare.empty or dominant.empty:
+        return ClaimResult("—", "pending", coverage + "; each part needs at least one cell")
+
+    def within(ratio: pd.Series) -> pd.Series:
+        return (ratio >= low) & (ratio <= high)
+
+    follow = within(rare["mathis_ratio"]) & within(rare["padhye_ratio"])
+    over = 1.0 / dominant["mathis_ratio"]  # Mathis / measured
+    closer = np.abs(np.log(dominant["padhye_ratio"])) < np.abs(np.log(dominant["mathis_ratio"]))
+    diverge = (over >= mathis_over) & closer
+    outside = [
+        f"{_cell_name(r)}: measured/Mathis {r['mathis_ratio']:.2f}, "
+        f"measured/Padhye {r['padhye_ratio']:.2f}"
+        for _, r in rare[~follow].iterrows()
+    ]
+    not_diverging = [
+        f"{_cell_name(r)}: Mathis/measured {1 / r['mathis_ratio']:.2f}, "
+        f"measured/Padhye {r['padhye_ratio']:.2f}"
+        for _, r in dominant[~diverge].iterrows()
+    ]
+    value = (
+        f"(a) rare timeouts: {int(follow.sum())}/{len(rare)} cells with both models within "
+        f"±{follow_pct:g} % (measured/Mathis {rare['mathis_ratio'].min():.2f}-"
+        f"{rare['mathis_ratio'].max():.2f}, measured/Padhye {rare['padhye_ratio'].min():.2f}-"
+        f"{rare['padhye_ratio'].max():.2f})"
+    )
+    if outside:
+        value += "; outside: " + "; ".join(outside)
+    value += (
+        f". (b) timeouts dominate ({dominant['timeout_share'].min() * 100:.0f}-"
+        f"{dominant['timeout_share'].max() * 100:.0f} % of the time): {int(diverge.sum())}/"
+        f"{len(dominant)} cells where Mathis overestimates by {mathis_over:g}x or more "
+        f"(Mathis/measured {over.min():.1f}-{over.max():.1f}) and Padhye is closer "
+        f"(measured/Padhye {dominant['padhye_ratio'].min():.2f}-"
+        f"{dominant['padhye_ratio'].max():.2f})"
+    )
+    if not_diverging:
+        value += "; not so: " + "; ".join(not_diverging)
+    return ClaimResult(value, _verdict(bool(follow.all()) and bool(diverge.all())), coverage)

@@ -1,0 +1,76 @@
+"""Workflow-config semantics: per-figure tiers, figures drawn from another's runs, estimates."""
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from tcprepro.errors import ConfigError
+from tcprepro.sweep import (
+    WorkflowConfig,
+    _flow_bound_packets,
+    estimate_wall_s,
+    validate_workflow_config,
+)
+
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+
+
+@pytest.fixture
+def config_data(monkeypatch):
+    monkeypatch.chdir(ROOT)  # scenario paths in the config are relative to the repository
+    return yaml.safe_load((ROOT / "workflow/config.yaml").read_text())
+
+
+def test_study_d_figures_have_their_own_tiers(config_data):
+    config = validate_workflow_config(config_data, SCHEMA)
+    assert config.tier_settings("D1", "paper")["repetitions"] == 1
+    assert config.tier_settings("D3", "paper")["repetitions"] == 3
+    assert config.tier_settings("D1", "quick")["set"] == {"duration": "2s", "warmup": "500ms"}
+    assert config.sweep_values("D1", "quick")["send_buffer"][-1] == "4MiB"
+    assert config.sweep_values("D1", "paper")["send_buffer"][-1] == "16MiB"
+    runs = config.runs("D1", "quick")
+    assert len(runs) == 2 * 2 * 10
+    assert "duration=2s" in runs[0].overrides
+
+
+def test_d2_is_drawn_from_d1_and_both_are_tables(config_data):
+    config = validate_workflow_config(config_data, SCHEMA)
+    assert config.source("D2") == "D1"
+    assert config.runs("D2", "quick") == []
+    assert "D2" not in config.simulated_figures
+    assert config.outputs("D1") == ["figure", "table"]
+    assert "paper/generated/D2.tex" in config.paper_files("table")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [("D9", "must be a figure with runs of its own"), ("A1", "is in another study")],
+)
+def test_a_bad_data_reference_is_refused_naming_the_field(config_data, target, message):
+    data = copy.deepcopy(config_data)
+    data["figures"]["D2"]["data"] = target
+    with pytest.raises(ConfigError, match=rf"figures\.D2\.data: .*{message}"):
+        validate_workflow_config(data, SCHEMA)
+
+
+def test_a_chain_of_data_references_is_refused(config_data):
+    data = copy.deepcopy(config_data)
+    data["figures"]["D9"] = {**data["figures"]["D2"], "data": "D2"}  # a view of a view
+    with pytest.raises(ConfigError, match=r"figures\.D9\.data: 'D2' must be a figure with runs"):
+        validate_workflow_config(data, SCHEMA)
+
+
+def test_the_estimate_counts_what_the_flows_can_send(config_data):
+    config = WorkflowConfig(config_data)
+    runs = {r.cell: r for r in config.runs("D1", "quick")}
+    small = runs["delay-6ms_recv_buffer-16MiB_send_buffer-8KiB"]
+    large = runs["delay-6ms_recv_buffer-16MiB_send_buffer-4MiB"]
+    # 8 KiB per 12 ms = 5.46 Mb/s for 2 s = 910 packets of 1500 B, plus 455 ACKs (b = 2),
+    # not the 1 Gb/s link's 166 000
+    assert _flow_bound_packets(small.scenario()) == pytest.approx(1365, rel=0.01)
+    assert estimate_wall_s([small]) < estimate_wall_s([large])
+    # a sized transfer sends its size: 64 KiB = 45.3 segments (+ ACKs), whatever the duration
+    [sized] = [r for r in config.runs("D4", "quick") if r.cell.endswith("size-64KiB")][:1]
+    assert _flow_bound_packets(sized.scenario()) == pytest.approx(65536 / 1448 * 1.5)
