@@ -1,9 +1,11 @@
 """Figure sweeps: from the workflow config to the list of runs of each figure.
 
 This module owns the meaning of ``workflow/config.yaml``: each figure names a
-scenario file, the swept dimensions (a scenario key path and its values) and
-its study; each study defines the reproduction tiers (``smoke``, ``quick``,
-``paper``) as overrides and a number of repetitions. From that it derives, for
+scenario file, the swept dimensions (a scenario key path and its values, or
+named *cases*, each a set of scenario overrides) and its study; each study
+defines the reproduction tiers (``smoke``, ``quick``, ``paper``) as overrides
+and a number of repetitions. A figure may instead be drawn from another
+figure's combined dataset (``data: <figure>``). From that it derives, for
 a tier, every :class:`Run` (figure, cell, repetition), its output path, the
 ``--set`` overrides that produce its scenario, and its cache key. Snakemake
 rules and the ``tcprepro`` CLI both call these functions, so a path or a key
@@ -204,15 +206,36 @@ class WorkflowConfig:
         except KeyError:
             raise ConfigError(f"studies.{study}.tiers.{tier}: missing") from None
 
+    # ---- sweep dimensions given as named cases ----
+
+    def cell_settings(self, figure: str, cell: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """(scenario key path, value) pairs that make one cell of a figure's sweep.
+
+        A dimension with ``path`` sets that path to the cell's value; a dimension
+        with ``cases`` applies every override of the named case.
+        """
+        sweep = self.figure(figure).get("sweep", {})
+        settings: list[tuple[str, Any]] = []
+        for dim, value in cell.items():
+            spec = sweep[dim]
+            if "cases" in spec:
+                settings += list(spec["cases"][value].items())
+            else:
+                settings.append((spec["path"], value))
+        return settings
+
     def sweep_values(self, figure: str, tier: str | None = None) -> dict[str, list[Any]]:
-        """Values of each swept dimension for a tier (a tier may narrow them)."""
+        """Values of each swept dimension for a tier (a tier may narrow them).
+
+        The values of a dimension given as ``cases`` are the case names.
+        """
         if "data" in self.figure(figure):
             return {}
         sweep = self.figure(figure).get("sweep", {})
         narrowed = self.tier_settings(figure, tier).get("values", {})
         out: dict[str, list[Any]] = {}
         for dim, spec in sweep.items():
-            values = list(spec["values"])
+            values = list(spec["cases"]) if "cases" in spec else list(spec["values"])
             if dim in narrowed:
                 extra = [v for v in narrowed[dim] if v not in values]
                 if extra:
@@ -237,7 +260,8 @@ class WorkflowConfig:
         """Cells that cannot run yet, with the reason."""
         out = []
         for cell in self.cells(figure, tier):
-            reasons = [r for r in map(pending_reason, cell.values()) if r]
+            values = [*cell.values(), *(v for _, v in self.cell_settings(figure, cell))]
+            reasons = sorted({r for r in map(pending_reason, values) if r})
             if reasons:
                 out.append((cell, "; ".join(reasons)))
         return out
@@ -254,7 +278,6 @@ class WorkflowConfig:
     def _make_runs(self, figure: str, tier: str | None) -> list[Run]:
         block = self.figure(figure)
         settings = self.tier_settings(figure, tier)
-        sweep = block.get("sweep", {})
         base = [_setting(path, value) for path, value in block.get("set", {}).items()]
         base += [_setting(path, value) for path, value in settings.get("set", {}).items()]
         repetitions = int(settings["repetitions"])
@@ -265,7 +288,7 @@ class WorkflowConfig:
         for cell in self.cells(figure, tier):
             if cell in pending:
                 continue
-            overrides = [*base, *(_setting(sweep[d]["path"], v) for d, v in cell.items())]
+            overrides = [*base, *(_setting(p, v) for p, v in self.cell_settings(figure, cell))]
             for rep in range(repetitions):
                 runs.append(
                     Run(
@@ -337,6 +360,17 @@ def validate_workflow_config(
         error = errors[0]
         where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
         raise ConfigError(f"{where}: {error.message}", source)
+    figures = data["figures"]
+    for figure, block in figures.items():  # a data view draws a simulated figure of its study
+        target = block.get("data")
+        if target is None:
+            continue
+        if target not in figures or "data" in figures[target]:
+            raise ConfigError(
+                f"figures.{figure}.data: {target!r} must be a figure with runs of its own", source
+            )
+        if block.get("study") != figures[target].get("study"):
+            raise ConfigError(f"figures.{figure}.data: {target!r} is in another study", source)
     return WorkflowConfig(dict(data))
 
 
