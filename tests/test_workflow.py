@@ -62,15 +62,24 @@ def copy_workflow(dest):
     return dest
 
 
+# simulations per profile: study A + study B (B5.1, B5.10, B5.14, B5.16, B5.20; the other
+# B figures are drawn from their runs)
 @pytest.mark.parametrize(
-    ("profile", "simulations"), [("smoke", 16), ("quick", 160), ("paper", 960)]
+    ("profile", "simulations"),
+    [
+        ("smoke", 16 + 2 + 4 + 2 + 2 + 2),
+        ("quick", 160 + 24 + 112 + 16 + 18 + 4),
+        ("paper", 960 + 72 + 2772 + 336 + 124 + 12),
+    ],
 )
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
     result = snakemake(workdir, "--profile", f"workflow/profiles/{profile}", "-n", "--cores", "2")
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
-    assert counts["figure"] == 4
+    assert counts["figure"] == 6 + 20  # A1-A4, A1.1, A2.1, B5.1-B5.20
+    assert counts["combine"] == 4 + 5  # B figures drawn from another's runs have none
+    assert counts["claims"] == 2
     assert counts["paper"] == 1
 
 
@@ -97,7 +106,7 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     assert a3["transfer_size_bytes"].dims == ("up", "down", "load", "rep", "transfer")
     assert int(np.isfinite(a3["transfer_end_s"]).sum()) > 0
     runs = sorted((workdir / "data/runs").rglob("*.nc"))
-    assert len(runs) == 16
+    assert len(runs) == 28
     assert all(validate_run_dataset(open_dataset(run)) == [] for run in runs)
     claims = (workdir / "data/claims/A.csv").read_text()
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
@@ -108,6 +117,24 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     tex = (workdir / "paper/generated/claims_A.tex").read_text()
     assert "A-c2" in tex
     assert "pending" in tex
+
+
+def test_smoke_run_draws_study_b_from_a_tiny_phi_sweep(smoke_run):
+    workdir, _ = smoke_run
+    for figure in [f"B5.{i}" for i in range(1, 21)]:
+        assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000, figure
+    executed = json.loads((workdir / "data/notebooks/B5.10.ipynb").read_text())
+    assert any(cell.get("outputs") for cell in executed["cells"])
+    b510 = open_dataset(workdir / "data/combined/B5.10.nc")
+    assert b510["goodput_bps"].dims[:5] == ("variant", "flows", "buffer", "rate", "rep")
+    assert list(b510["flows"].values) == [1, 2]
+    assert not (workdir / "data/combined/B5.11.nc").exists()  # drawn from B5.10's runs
+    body = (workdir / "paper/generated/body.tex").read_text()
+    assert "figures/B5.11.pdf" in body
+    assert "claims_B.tex" in body
+    claims = (workdir / "data/claims/B.csv").read_text()
+    for claim in [f"B-c{i}" for i in range(1, 11)]:
+        assert claim in claims
 
 
 def test_rerun_with_nothing_changed_runs_nothing(smoke_run):

@@ -44,6 +44,9 @@ def run_figure(
 ) -> xr.Dataset:
     """Run a reduced sweep of ``figure_id`` here and return its combined dataset.
 
+    A figure drawn from another figure's runs (``data:`` in the config, e.g. D2)
+    runs that figure's sweep.
+
     Parameters
     ----------
     values
@@ -61,6 +64,7 @@ def run_figure(
 
     root = find_root(root)
     base = load_workflow_config(root / "workflow" / "config.yaml")
+    figure_id = base.source(figure_id)
     data = copy.deepcopy(dict(base.data))
     figure = data["figures"][figure_id]
     figure["scenario"] = str(root / figure["scenario"])
