@@ -12,13 +12,14 @@ pending.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import xarray as xr
 
 from tcprepro import analysis_b, metrics
-from tcprepro.claims import ClaimResult, check
+from tcprepro.claims import ClaimResult, check, explainer
 
 __all__: list[str] = []
 
@@ -618,3 +619,49 @@ def b_pacing(
             )
         )
     return _result(parts, missing)
+
+
+# ---- explanations of disagreements ------------------------------------------------------
+
+
+@explainer
+def b_explain_cells(data: Mapping[str, xr.Dataset], cells: Sequence[Mapping[str, object]]) -> str:
+    """What the traces of some cells show, for a claim that is not reproduced.
+
+    Each cell names its ``figure`` and the sweep values selecting it (e.g. ``case:
+    Reno.FIFO.20``). For each: φ, the loss rate of each class, the mean occupancy of
+    the bottleneck queue against its buffer, and the mean congestion window of the
+    bottlenecked flows against their fair window (their share of the capacity the
+    background leaves times the smallest RTT measured, in segments).
+    """
+    parts = []
+    for spec in cells:
+        selection = {k: v for k, v in spec.items() if k != "figure"}
+        ds = data.get(str(spec["figure"]))
+        if ds is None or any(v not in ds[k].values for k, v in selection.items()):
+            continue
+        cell = ds.sel(selection)
+        if not bool(cell["link_goodput_capacity_bps"].notnull().any()):
+            continue
+        mask = metrics.window(cell)
+        bulk = analysis_b.bottlenecked(cell)
+        flows = int(bulk.sum("flow").max())
+        queue = float(cell["queue_pkts"].sel(link=analysis_b.BOTTLENECK).where(mask).mean())
+        buffer = float(cell["link_buffer_pkts"].sel(link=analysis_b.BOTTLENECK).max())
+        config = json.loads(str(cell["run_config"].values.ravel()[0]))
+        mss = float(str(config["tcp"]["mss"]).removesuffix("B"))
+        cwnd = float((cell["cwnd_bytes"].where(bulk & mask) / mss).mean())
+        rtt = float(cell["rtt_s"].where(bulk).min())
+        fair = float(analysis_b.available_capacity_bps(cell).mean()) / max(flows, 1) * rtt
+        fair /= 8 * (mss + 52)
+        seconds = float(ds.attrs["duration_s"]) - float(ds.attrs["warmup_s"])
+        name = ", ".join(f"{k}={v}" for k, v in selection.items())
+        parts.append(
+            f"{spec['figure']} ({name}): phi {float(analysis_b.phi(cell).mean()):.2f}; loss "
+            f"{float(analysis_b.loss_rate(cell, 'bottlenecked').mean()):.2e} (bottlenecked), "
+            f"{float(analysis_b.loss_rate(cell, 'background').mean()):.2e} (background); "
+            f"bottleneck queue {queue:.1f} of {buffer:.0f} packets on average; cwnd "
+            f"{cwnd:.0f} segments per flow against a fair window of {fair:.0f} "
+            f"(RTT {rtt * 1000:.0f} ms); {seconds:g} s measured per run"
+        )
+    return "; ".join(parts) if parts else ""
