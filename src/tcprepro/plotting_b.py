@@ -643,6 +643,7 @@ def summary_table(ds: xr.Dataset, figure_id: str) -> pd.DataFrame:
                         .where(metrics.window(cell, float(ds.attrs["warmup_s"])))
                         .mean()
                     ),
+                    "transfers_sharing_a_host": analysis_b.host_sharing(cell),
                 }
             )
         return pd.DataFrame(rows)

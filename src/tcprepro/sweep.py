@@ -138,6 +138,7 @@ class WorkflowConfig:
 
     data: Mapping[str, Any]
     _runs: dict[tuple[str, str], list[Run]] = field(default_factory=dict, repr=False, compare=False)
+    _files: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def tier(self) -> str:
@@ -314,13 +315,15 @@ class WorkflowConfig:
         """The figure's scenario file and every ``base:`` file under it."""
         if "data" in self.figure(figure):
             return []
-        files = []
-        path: Path | None = Path(self.figure(figure)["scenario"])
-        while path is not None and str(path) not in files:
-            files.append(str(path))
-            base = yaml.safe_load(path.read_text()).get("base")
-            path = path.parent / base if base else None
-        return files
+        if figure not in self._files:  # asked once per simulation job: read the chain once
+            files: list[str] = []
+            path: Path | None = Path(self.figure(figure)["scenario"])
+            while path is not None and str(path) not in files:
+                files.append(str(path))
+                base = yaml.safe_load(path.read_text()).get("base")
+                path = path.parent / base if base else None
+            self._files[figure] = files
+        return list(self._files[figure])
 
     def check(self, tier: str | None = None, figures: Iterable[str] | None = None) -> None:
         """Validate every run's scenario of a tier (raises ConfigError naming the figure)."""
