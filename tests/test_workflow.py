@@ -69,7 +69,7 @@ def copy_workflow(dest):
     [
         ("smoke", 16 + 2 + 4 + 2 + 2 + 2),
         ("quick", 160 + 24 + 112 + 16 + 18 + 4),
-        ("paper", 960 + 72 + 2772 + 336 + 124 + 12),
+        ("paper", 960 + 72 + 924 + 336 + 124 + 12),
     ],
 )
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
