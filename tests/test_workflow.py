@@ -63,9 +63,14 @@ def copy_workflow(dest):
 
 
 # simulations per profile: study A + study D (D1 + D3 + D4; D2 is drawn from D1's runs)
+# + study B (B5.1, B5.10, B5.14, B5.16, B5.20; the other B figures are drawn from their runs)
 @pytest.mark.parametrize(
     ("profile", "simulations"),
-    [("smoke", 16 + 2 + 2 + 2), ("quick", 160 + 40 + 32 + 28), ("paper", 960 + 48 + 324 + 34)],
+    [
+        ("smoke", 16 + (2 + 2 + 2) + (2 + 4 + 2 + 2 + 2)),
+        ("quick", 160 + (40 + 32 + 28) + (24 + 112 + 16 + 18 + 4)),
+        ("paper", 960 + (48 + 324 + 34) + (72 + 924 + 336 + 124 + 12)),
+    ],
 )
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
@@ -82,8 +87,10 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     )
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
-    assert counts["figure"] == 6 + 4  # A1, A2, A1.1, A2.1, A3, A4; D1-D4
+    assert counts["figure"] == 6 + 4 + 20  # A1, A2, A1.1, A2.1, A3, A4; D1-D4; B5.1-B5.20
     assert counts["table"] == 2  # D1 and D2 are tables in the thesis
+    assert counts["combine"] == 4 + 3 + 5  # figures drawn from another's runs have none
+    assert counts["claims"] == 3
     assert counts["paper"] == 1
     assert "emulate_figure" not in counts
     assert "emulation skipped (figures X1): excluded by the profile" in result.stderr
@@ -102,11 +109,11 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
         assert "emulate_figure" not in counts
         assert "emulation skipped (figures X1): this host cannot emulate" in result.stderr
         return
-    assert counts["simulate"] == 160 + 40 + 32 + 28 + 18  # A, D, and X1's ns-3 side
+    assert counts["simulate"] == 160 + 100 + 174 + 18  # A, D, B, and X1's ns-3 side
     assert counts["emulate_figure"] == 1  # one batch: the VM route boots once
     assert counts["crosscheck_table"] == 1
     assert counts["crosscheck_figure"] == 1
-    assert counts["figure"] == 6 + 4
+    assert counts["figure"] == 6 + 4 + 20
     assert "emulation included" in result.stderr
 
 
@@ -133,7 +140,7 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     assert a3["transfer_size_bytes"].dims == ("up", "down", "load", "rep", "transfer")
     assert int(np.isfinite(a3["transfer_end_s"]).sum()) > 0
     runs = sorted((workdir / "data/runs").rglob("*.nc"))
-    assert len(runs) == 16 + 6
+    assert len(runs) == 16 + 6 + 12
     assert all(validate_run_dataset(open_dataset(run)) == [] for run in runs)
     claims = (workdir / "data/claims/A.csv").read_text()
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
@@ -167,6 +174,24 @@ def test_smoke_run_draws_study_d_with_its_tables_and_claims(smoke_run):
     assert "claims_D.tex" in body
     claims = (workdir / "data/claims/D.csv").read_text()
     for claim in ("D-c1", "D-c2", "D-c3"):
+        assert claim in claims
+
+
+def test_smoke_run_draws_study_b_from_a_tiny_phi_sweep(smoke_run):
+    workdir, _ = smoke_run
+    for figure in [f"B5.{i}" for i in range(1, 21)]:
+        assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000, figure
+    executed = json.loads((workdir / "data/notebooks/B5.10.ipynb").read_text())
+    assert any(cell.get("outputs") for cell in executed["cells"])
+    b510 = open_dataset(workdir / "data/combined/B5.10.nc")
+    assert b510["goodput_bps"].dims[:5] == ("variant", "flows", "buffer", "rate", "rep")
+    assert list(b510["flows"].values) == [1, 2]
+    assert not (workdir / "data/combined/B5.11.nc").exists()  # drawn from B5.10's runs
+    body = (workdir / "paper/generated/body.tex").read_text()
+    assert "figures/B5.11.pdf" in body
+    assert "claims_B.tex" in body
+    claims = (workdir / "data/claims/B.csv").read_text()
+    for claim in [f"B-c{i}" for i in range(1, 11)]:
         assert claim in claims
 
 

@@ -26,9 +26,9 @@ from matplotlib.figure import Figure
 from tcprepro import metrics
 
 __all__ = [
-    "crosscheck_scatter",
     "buffer_model_figure",
     "buffer_windows_figure",
+    "crosscheck_scatter",
     "loss_models_figure",
     "response_time_curves",
     "save_figure",

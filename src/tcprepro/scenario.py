@@ -18,6 +18,7 @@ are stored in SI base units (bit/s, s, bytes) once validated.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -234,12 +235,21 @@ class _Endpoints(_Strict):
 
 
 class FlowConfig(_Endpoints):
-    """One TCP connection between two hosts."""
+    """One TCP connection between two hosts (or ``count`` alike ones).
+
+    With ``count``, the entry ``name`` stands for ``count`` connections named
+    ``name0`` .. ``name{count-1}`` (0: none), each with its own random start;
+    ``src`` may then name a dumbbell sender group, whose hosts they are spread
+    over round-robin.
+    """
 
     variant: VariantConfig
     start: UniformStart | Duration = Field(default=0.0, union_mode="left_to_right")
     size: Literal["bulk"] | Size = "bulk"
     pacing: bool = False
+    count: int | None = Field(
+        default=None, ge=0, description="this many alike connections name0.. (0: none)"
+    )
 
     @field_validator("start", mode="before")
     @classmethod
@@ -401,9 +411,18 @@ class Scenario(_Strict):
             )
         if self.trace.interval > self.duration:
             raise ValueError("trace.interval must not exceed duration")
-        if not self.flows and not self.traffic:
-            raise ValueError("a scenario needs at least one entry in flows or traffic")
-        shared = sorted(set(self.flows) & set(self.traffic))
+        if not self.traffic and all(f.count == 0 for f in self.flows.values()):
+            raise ValueError("a scenario needs at least one flow or traffic entry")
+        expanded = [
+            instance
+            for name, flow in self.flows.items()
+            for instance in (
+                [name] if flow.count is None else [f"{name}{k}" for k in range(flow.count)]
+            )
+        ]
+        shared = sorted(
+            {n for n in expanded if expanded.count(n) > 1} | (set(expanded) & set(self.traffic))
+        )
         if shared:
             raise ValueError(f"flows and traffic share the names {shared}")
         endpoints = self.topology.endpoints
@@ -419,11 +438,10 @@ class Scenario(_Strict):
             elif entry.direction is not None:
                 raise ValueError(f"{where}.direction: only the access topology has directions")
             src, dst = self.endpoints_of(name)
-            is_generator = where.startswith("traffic.")
+            # a generator, or a flow entry with a count, may start from a sender group
+            spread = where.startswith("traffic.") or getattr(entry, "count", None) is not None
             for role, host in (("src", src), ("dst", dst)):
-                if host not in endpoints and not (
-                    is_generator and role == "src" and host in groups
-                ):
+                if host not in endpoints and not (spread and role == "src" and host in groups):
                     raise ValueError(
                         f"{where}.{role}: unknown host {host!r}; hosts: {', '.join(endpoints)}"
                     )
@@ -446,8 +464,8 @@ class Scenario(_Strict):
     def endpoints_of(self, flow_name: str) -> tuple[str, str]:
         """Return (src, dst) host names of a flow or traffic generator.
 
-        A generator's ``src`` may name a dumbbell sender group (``count`` hosts);
-        its connections are then spread over the group's hosts.
+        A generator's ``src`` (or that of a flow entry with a ``count``) may name a
+        dumbbell sender group; its connections are then spread over the group's hosts.
         """
         flow = self.flows.get(flow_name) or self.traffic[flow_name]
         if flow.direction == "down":
@@ -518,6 +536,19 @@ def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise ConfigError("file not found", str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", str(path)) from None
+    # a sweep loads the same few files for every run: parse each version of a file once
+    return copy.deepcopy(_parse_yaml_file(str(path), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_yaml_file(name: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
+    path = Path(name)
+    try:
         text = path.read_text()
     except FileNotFoundError:
         raise ConfigError("file not found", str(path)) from None
@@ -545,11 +576,21 @@ def _load_raw(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
         return data
     if not isinstance(base, str):
         raise ConfigError("base: must be the path of another scenario file", str(path))
-    return _merge(_load_raw(path.parent / base, (*chain, path)), data)
+    underneath = _load_raw(path.parent / base, (*chain, path))
+    merged = _merge(underneath, data)
+    if isinstance(underneath.get("notes"), list) and isinstance(data.get("notes"), list):
+        merged["notes"] = underneath["notes"] + data["notes"]  # notes add up along the chain
+    return merged
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
     """Split ``"flows.up.variant=Cubic"`` into a key path and a YAML-parsed value."""
+    path, value = _parse_override(text)
+    return list(path), copy.deepcopy(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_override(text: str) -> tuple[tuple[str, ...], Any]:
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"override {text!r} must look like key.path=value", "--set")
@@ -560,7 +601,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         value = yaml.safe_load(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
-    return path, value
+    return tuple(path), value
 
 
 def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
@@ -623,7 +664,7 @@ def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
     path
         YAML scenario file; a ``base:`` key names another file (relative to
         this one) whose content is merged underneath (a key set to null removes
-        the base's entry).
+        the base's entry; a file's ``notes`` are appended to its base's).
     overrides
         ``key.path=value`` strings applied after merging (``--set``).
 

@@ -131,6 +131,16 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "last byte received; NaN: still running when the run ended (censored)",
     ),
     "transfer_rx_bytes": (("transfer",), "byte", "bytes received by the end of the run"),
+    "transfer_tx_data_pkts": (
+        ("transfer",),
+        "packet",
+        "data segments the transfer sent in the whole run (incl. retransmissions)",
+    ),
+    "transfer_lost_data_pkts": (
+        ("transfer",),
+        "packet",
+        "data segments of the transfer dropped at a traced queue in the whole run",
+    ),
     "link_rate_bps": (("link",), "bit/s", "configured rate"),
     "link_delay_s": (("link",), "s", "configured one-way delay"),
     "link_buffer_pkts": (("link",), "packet", "configured buffer"),
@@ -145,7 +155,15 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
 }
 
 #: variables of :data:`SCHEMA` that only some runs have
-OPTIONAL = frozenset({"backlog_pkts", "unacked_bytes", "rto_count"})
+OPTIONAL = frozenset(
+    {
+        "backlog_pkts",
+        "unacked_bytes",
+        "rto_count",
+        "transfer_tx_data_pkts",
+        "transfer_lost_data_pkts",
+    }
+)
 
 #: per-interval counters the backends report as cumulative totals
 CUMULATIVE_FLOW = (
@@ -235,7 +253,7 @@ def make_run_dataset(raw: RawTraces) -> xr.Dataset:
     for name, values in raw.link_info.items():
         data[name] = (("link",), np.asarray(values))
     for name, (dims, _, _) in SCHEMA.items():  # a run without generated transfers
-        if dims == ("transfer",) and name not in raw.transfer_info:
+        if dims == ("transfer",) and name not in raw.transfer_info and name not in OPTIONAL:
             is_text = name in ("transfer_generator", "transfer_src", "transfer_dst")
             data[name] = (("transfer",), np.asarray([], dtype=str if is_text else float))
     for name, values in raw.transfer_info.items():

@@ -1,9 +1,11 @@
 """Figure sweeps: from the workflow config to the list of runs of each figure.
 
 This module owns the meaning of ``workflow/config.yaml``: each figure names a
-scenario file, the swept dimensions (a scenario key path and its values) and
-its study; each study defines the reproduction tiers (``smoke``, ``quick``,
-``paper``) as overrides and a number of repetitions. From that it derives, for
+scenario file, the swept dimensions (a scenario key path and its values, or
+named *cases*, each a set of scenario overrides) and its study; each study
+defines the reproduction tiers (``smoke``, ``quick``, ``paper``) as overrides
+and a number of repetitions. A figure may instead be drawn from another
+figure's combined dataset (``data: <figure>``). From that it derives, for
 a tier, every :class:`Run` (figure, cell, repetition), its output path, the
 ``--set`` overrides that produce its scenario, and its cache key. Snakemake
 rules and the ``tcprepro`` CLI both call these functions, so a path or a key
@@ -143,6 +145,7 @@ class WorkflowConfig:
 
     data: Mapping[str, Any]
     _runs: dict[tuple[str, str], list[Run]] = field(default_factory=dict, repr=False, compare=False)
+    _files: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def tier(self) -> str:
@@ -211,15 +214,36 @@ class WorkflowConfig:
         except KeyError:
             raise ConfigError(f"studies.{study}.tiers.{tier}: missing") from None
 
+    # ---- sweep dimensions given as named cases ----
+
+    def cell_settings(self, figure: str, cell: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """(scenario key path, value) pairs that make one cell of a figure's sweep.
+
+        A dimension with ``path`` sets that path to the cell's value; a dimension
+        with ``cases`` applies every override of the named case.
+        """
+        sweep = self.figure(figure).get("sweep", {})
+        settings: list[tuple[str, Any]] = []
+        for dim, value in cell.items():
+            spec = sweep[dim]
+            if "cases" in spec:
+                settings += list(spec["cases"][value].items())
+            else:
+                settings.append((spec["path"], value))
+        return settings
+
     def sweep_values(self, figure: str, tier: str | None = None) -> dict[str, list[Any]]:
-        """Values of each swept dimension for a tier (a tier may narrow them)."""
+        """Values of each swept dimension for a tier (a tier may narrow them).
+
+        The values of a dimension given as ``cases`` are the case names.
+        """
         if "data" in self.figure(figure):
             return {}
         sweep = self.figure(figure).get("sweep", {})
         narrowed = self.tier_settings(figure, tier).get("values", {})
         out: dict[str, list[Any]] = {}
         for dim, spec in sweep.items():
-            values = list(spec["values"])
+            values = list(spec["cases"]) if "cases" in spec else list(spec["values"])
             if dim in narrowed:
                 extra = [v for v in narrowed[dim] if v not in values]
                 if extra:
@@ -244,7 +268,8 @@ class WorkflowConfig:
         """Cells that cannot run yet, with the reason."""
         out = []
         for cell in self.cells(figure, tier):
-            reasons = [r for r in map(pending_reason, cell.values()) if r]
+            values = [*cell.values(), *(v for _, v in self.cell_settings(figure, cell))]
+            reasons = sorted({r for r in map(pending_reason, values) if r})
             if reasons:
                 out.append((cell, "; ".join(reasons)))
         return out
@@ -274,7 +299,6 @@ class WorkflowConfig:
     def _make_runs(self, figure: str, tier: str | None) -> list[Run]:
         block = self.figure(figure)
         settings = self.tier_settings(figure, tier)
-        sweep = block.get("sweep", {})
         base = [_setting(path, value) for path, value in block.get("set", {}).items()]
         base += [_setting(path, value) for path, value in settings.get("set", {}).items()]
         repetitions = int(settings["repetitions"])
@@ -285,7 +309,7 @@ class WorkflowConfig:
         for cell in self.cells(figure, tier):
             if cell in pending:
                 continue
-            overrides = [*base, *(_setting(sweep[d]["path"], v) for d, v in cell.items())]
+            overrides = [*base, *(_setting(p, v) for p, v in self.cell_settings(figure, cell))]
             for rep in range(repetitions):
                 runs.append(
                     Run(
@@ -311,13 +335,15 @@ class WorkflowConfig:
         """The figure's scenario file and every ``base:`` file under it."""
         if "data" in self.figure(figure):
             return []
-        files = []
-        path: Path | None = Path(self.figure(figure)["scenario"])
-        while path is not None and str(path) not in files:
-            files.append(str(path))
-            base = yaml.safe_load(path.read_text()).get("base")
-            path = path.parent / base if base else None
-        return files
+        if figure not in self._files:  # asked once per simulation job: read the chain once
+            files: list[str] = []
+            path: Path | None = Path(self.figure(figure)["scenario"])
+            while path is not None and str(path) not in files:
+                files.append(str(path))
+                base = yaml.safe_load(path.read_text()).get("base")
+                path = path.parent / base if base else None
+            self._files[figure] = files
+        return list(self._files[figure])
 
     def check(self, tier: str | None = None, figures: Iterable[str] | None = None) -> None:
         """Validate every run's scenario of a tier (raises ConfigError naming the figure)."""

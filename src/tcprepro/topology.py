@@ -260,26 +260,35 @@ def build_plan(scenario: Scenario, rep: int) -> NetworkPlan:
     hosts, routers, links = _links(scenario)
     rng = scenario.rng(rep)
     flows = []
+    groups = (
+        scenario.topology.sender_groups if isinstance(scenario.topology, DumbbellTopology) else {}
+    )
     for name, flow in scenario.flows.items():
-        src, dst = scenario.endpoints_of(name)
-        if isinstance(flow.start, UniformStart):
-            low, high = flow.start.uniform
-            start = float(rng.uniform(low, high))
-        else:
-            start = float(flow.start)
-        flows.append(
-            PlannedFlow(
-                name=name,
-                src=src,
-                dst=dst,
-                variant=flow.variant,
-                start_s=start,
-                size_bytes=0 if flow.size == "bulk" else int(flow.size),
-                pacing=flow.pacing,
-                label=flow.direction or f"{src}->{dst}",
-                bottleneck=_bottleneck_of(scenario, src),
+        entry_src, dst = scenario.endpoints_of(name)
+        if flow.count is None:  # one connection named after the entry
+            instances = [(name, entry_src)]
+        else:  # count connections name0.., spread over a sender group's hosts
+            members = groups.get(entry_src, [entry_src])
+            instances = [(f"{name}{k}", members[k % len(members)]) for k in range(flow.count)]
+        for instance, src in instances:
+            if isinstance(flow.start, UniformStart):
+                low, high = flow.start.uniform
+                start = float(rng.uniform(low, high))
+            else:
+                start = float(flow.start)
+            flows.append(
+                PlannedFlow(
+                    name=instance,
+                    src=src,
+                    dst=dst,
+                    variant=flow.variant,
+                    start_s=start,
+                    size_bytes=0 if flow.size == "bulk" else int(flow.size),
+                    pacing=flow.pacing,
+                    label=flow.direction or f"{src}->{dst}",
+                    bottleneck=_bottleneck_of(scenario, src),
+                )
             )
-        )
     generators = []
     for name, gen in scenario.traffic.items():
         src, dst = scenario.endpoints_of(name)

@@ -444,7 +444,8 @@ def run_scenario(
         link_names = [str(n) for n in sim.LinkNames()]
         series_names = [str(n) for n in sim.SeriesNames()]
         scalars = {
-            var: _as_array(sim.FlowScalars(var)) for var in ("connected_s", "end_s", "rx_bytes")
+            var: _as_array(sim.FlowScalars(var))
+            for var in ("connected_s", "end_s", "rx_bytes", "tx_data_pkts", "lost_data_pkts")
         }
         cc_types = [str(name) for name in sim.FlowCongestionTypes()]
         times = _as_array(sim.SampleTimes())
@@ -480,6 +481,8 @@ def run_scenario(
         "transfer_connected_s": [float(scalars["connected_s"][i]) for i in positions],
         "transfer_end_s": [float(scalars["end_s"][i]) for i in positions],
         "transfer_rx_bytes": [float(scalars["rx_bytes"][i]) for i in positions],
+        "transfer_tx_data_pkts": [float(scalars["tx_data_pkts"][i]) for i in positions],
+        "transfer_lost_data_pkts": [float(scalars["lost_data_pkts"][i]) for i in positions],
     }
     raw = RawTraces(
         times_s=times,

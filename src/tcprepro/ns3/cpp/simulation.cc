@@ -1253,6 +1253,16 @@ Simulation::FlowScalars(const std::string& var) const
         {
             out.push_back(flow.counters.rxBytes);
         }
+        // study B (per-transfer loss picture): the flow's own data segments sent and
+        // lost at traced queues over the whole run
+        else if (var == "tx_data_pkts")
+        {
+            out.push_back(flow.counters.txDataPkts);
+        }
+        else if (var == "lost_data_pkts")
+        {
+            out.push_back(flow.counters.lostDataPkts);
+        }
         else
         {
             throw std::invalid_argument("unknown flow scalar '" + var + "'");

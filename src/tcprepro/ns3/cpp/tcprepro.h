@@ -111,7 +111,8 @@ class Simulation
     /// Row-major [sample][link] series: queue_pkts, queue_bytes, drops_pkts, tx_bytes,
     /// random_drops_pkts (all but the queue occupancy cumulative).
     std::vector<double> LinkSeries(const std::string& var) const;
-    /// Per-flow scalars: start_s, connected_s, end_s (NaN while running), bytes, rx_bytes.
+    /// Per-flow scalars: start_s, connected_s, end_s (NaN while running), bytes, rx_bytes,
+    /// tx_data_pkts and lost_data_pkts (whole-run totals of the flow's own socket).
     std::vector<double> FlowScalars(const std::string& var) const;
     /// TypeId name of the congestion control each flow's socket actually uses
     /// ("" before the flow started).

@@ -1,0 +1,651 @@
+r"""Figures of study B (Augé, thesis ch. 5), drawn from combined datasets.
+
+This module owns the drawing of figures B5.1-B5.20: which runs (sweep cells)
+each figure shows and how. It never runs a simulation and never hard-codes a
+result: every curve, bar and label comes from the dataset passed in (through
+:mod:`tcprepro.analysis_b` and :mod:`tcprepro.bandwidth_sharing`). A cell the
+current tier did not run is drawn as a visible "not run in this tier" panel.
+
+:func:`draw` maps a figure id to its drawing; the notebooks call it.
+
+Datasets
+--------
+- B5.1-B5.9: the combined dataset of B5.1 (dimension ``case``: the bottlenecked
+  flows, queue discipline and buffer, e.g. ``Reno+HSTCP.FQ.20``);
+- B5.10-B5.13: B5.10's (``variant``, ``flows`` = i, ``buffer``, ``rate``);
+- B5.14, B5.15: B5.14's (``variant``, ``rate``, ``load``, ``buffer``);
+- B5.16-B5.19: B5.16's (``law`` = ``AIMD.<alpha>.<beta>`` or ``MIMD...``, ``buffer``);
+- B5.20: B5.20's (``pacing``, ``buffer``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import xarray as xr
+from matplotlib.axes import Axes
+from matplotlib.colors import LinearSegmentedColormap, LogNorm
+from matplotlib.figure import Figure
+
+from tcprepro import analysis_b, bandwidth_sharing, metrics
+
+__all__ = ["TIME_SERIES", "describe_case", "draw"]
+
+#: panels (cases of B5.1's sweep, left to right) and rows of each time-series figure
+TIME_SERIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "B5.1": (
+        ("Reno.FIFO.20", "Reno.FIFO.100", "Reno.FIFO.625"),
+        ("cwnd", "queue", "loss", "transfers"),
+    ),
+    "B5.2": (
+        ("HSTCP.FIFO.20", "HSTCP.FIFO.100", "HSTCP.FIFO.625"),
+        ("cwnd", "queue", "loss", "transfers"),
+    ),
+    "B5.4": (("Reno.FIFO.20", "Reno.FIFO.100", "Reno.FIFO.625"), ("cwnd", "throughput")),
+    "B5.5": (("Reno.FIFO.100", "HSTCP.FIFO.100", "HSTCP.FQ.100"), ("cwnd", "throughput")),
+    "B5.6": (
+        ("2Reno.FIFO.20", "2Reno.FIFO.625", "2HSTCP.FIFO.20", "2HSTCP.FIFO.625"),
+        ("cwnd", "throughput"),
+    ),
+    "B5.7": (
+        ("Reno+HSTCP.FIFO.20", "Reno+HSTCP.FIFO.625", "Reno+HSTCP.FQ.20", "Reno+HSTCP.FQ.625"),
+        ("cwnd", "throughput"),
+    ),
+    "B5.8": (
+        ("Reno.FIFO.20", "4Reno.FIFO.20", "Reno.FIFO.625", "4Reno.FIFO.625"),
+        ("cwnd", "throughput"),
+    ),
+    "B5.9": (("HSTCP.FIFO.20", "4HSTCP.FIFO.20", "4HSTCP.FQ.20"), ("cwnd", "throughput")),
+}
+
+_QDISC_LABELS = {"FIFO": "FIFO", "FQ": "PFQ/LQD"}
+_VARIANT_LABELS = {
+    "NewReno": "Reno",
+    "HighSpeed": "HSTCP",
+    "WestwoodPlus": "Westwood+",
+    "Bic": "BIC",
+    "Cubic": "CUBIC",
+    "Htcp": "H-TCP",
+    "Fast": "FAST",
+    "YeahPaper": "YeAH",
+}
+_ROW_LABELS = {
+    "cwnd": "cwnd (packets)",
+    "queue": "queue (packets)",
+    "loss": "loss rate",
+    "transfers": "background transfers",
+    "throughput": "throughput (% of\n$(1-\\rho_b)C$)",
+}
+
+
+def describe_case(case: str) -> str:
+    """Readable title of a B5.1 case: ``2Reno.FIFO.20`` -> ``2 Reno, FIFO, B = 20``."""
+    match = re.fullmatch(r"(.+)\.(FIFO|FQ)\.(\d+)", case)
+    if not match:
+        return case
+    mix, qdisc, buffer = match.groups()
+    mix = re.sub(r"^(\d)", r"\1 ", mix).replace("+", " + ")
+    return f"{mix}, {_QDISC_LABELS[qdisc]}, B = {buffer}"
+
+
+def _label(variant: str) -> str:
+    return _VARIANT_LABELS.get(variant, variant)
+
+
+def _not_run(ax: Axes, text: str = "not run in this tier") -> None:
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        color="0.4",
+        transform=ax.transAxes,
+        style="italic",
+    )
+    ax.set_facecolor("0.93")
+
+
+def _has_run(ds: xr.Dataset) -> bool:
+    return bool(ds["link_goodput_capacity_bps"].notnull().any())
+
+
+def _first_run(ds: xr.Dataset, **selection: object) -> xr.Dataset | None:
+    """The first repetition of one cell as a single-run dataset, or None when not run."""
+    for dim, value in selection.items():
+        if value not in ds[dim].values:
+            return None
+        ds = ds.sel({dim: value})
+    run = ds.isel(rep=0) if "rep" in ds.dims else ds
+    if not _has_run(run):
+        return None
+    run = run.copy()
+    run.attrs["warmup_s"] = float(ds.attrs.get("warmup_s", 0.0))
+    config = str(run["run_config"].values) if "run_config" in run else ""
+    if config:
+        run.attrs["config"] = config
+    present = run["flow_kind"].astype(str).isin(["bulk", "sized", "transfers", "packets"])
+    return run.sel(flow=run["flow"][present.values])
+
+
+def _mss_bytes(run: xr.Dataset) -> float:
+    return float(str(json.loads(run.attrs["config"])["tcp"]["mss"]).removesuffix("B"))
+
+
+def _bulk_flows(run: xr.Dataset) -> list[str]:
+    return [str(f) for f in run["flow"].values[analysis_b.bottlenecked(run).values]]
+
+
+def _flow_colours(flows: Sequence[str], run: xr.Dataset) -> dict[str, tuple[float, ...]]:
+    palettes = {"NewReno": plt.get_cmap("Blues"), "HighSpeed": plt.get_cmap("Oranges")}
+    out = {}
+    for k, flow in enumerate(flows):
+        variant = str(run["flow_variant"].sel(flow=flow).values)
+        cmap = palettes.get(variant, plt.get_cmap("Greens"))
+        out[flow] = cmap(0.85 - 0.15 * (k % 4))
+    return out
+
+
+def _flow_legend_label(run: xr.Dataset, flow: str) -> str:
+    return f"{_label(str(run['flow_variant'].sel(flow=flow).values))} ({flow})"
+
+
+def _row_cwnd(ax: Axes, run: xr.Dataset) -> None:
+    flows = _bulk_flows(run)
+    colours = _flow_colours(flows, run)
+    mss = _mss_bytes(run)
+    for flow in flows:
+        ax.plot(
+            run["time"],
+            run["cwnd_bytes"].sel(flow=flow) / mss,
+            color=colours[flow],
+            lw=0.8,
+            label=_flow_legend_label(run, flow),
+        )
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=6, loc="upper right")
+
+
+def _row_queue(ax: Axes, run: xr.Dataset) -> None:
+    queue = run["queue_pkts"].sel(link=analysis_b.BOTTLENECK)
+    ax.plot(run["time"], queue, color="0.3", lw=0.6)
+    buffer = float(run["link_buffer_pkts"].sel(link=analysis_b.BOTTLENECK))
+    ax.axhline(buffer, color="0.5", ls="--", lw=0.8)
+    ax.set_ylim(0, buffer * 1.1)
+
+
+def _row_loss(ax: Axes, run: xr.Dataset) -> None:
+    rates = analysis_b.class_loss_rate(run, bin_s=1.0)
+    ax.plot(rates["time"], rates["bottlenecked"], color="tab:red", lw=1.0, label="bottlenecked")
+    ax.plot(
+        rates["time"], rates["background"], color="tab:blue", ls=":", lw=1.2, label="background"
+    )
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=6, loc="upper right")
+
+
+_LOSS_CMAP = LinearSegmentedColormap.from_list("loss", ["#ff3030", "#000000"])
+
+
+def _row_transfers(ax: Axes, run: xr.Dataset) -> None:
+    """Each transfer: a rectangle from arrival to end, height its rate, colour its loss rate."""
+    from matplotlib.collections import PatchCollection
+    from matplotlib.patches import Rectangle
+
+    frame = analysis_b.transfer_losses(run)
+    if frame.empty:
+        _not_run(ax, "no background transfers")
+        return
+    rng = np.random.default_rng(0)  # vertical position only: random, as in the thesis
+    heights = frame["rate_bps"].fillna(0).to_numpy() / 1e6 * 0.1
+    bottoms = rng.uniform(0, 1 - heights.clip(max=0.5))
+    patches = [
+        Rectangle((s, y), e - s, h)
+        for s, e, y, h in zip(frame["start_s"], frame["end_s"], bottoms, heights, strict=True)
+    ]
+    norm = LogNorm(1e-3, 1.0)
+    lossy = frame["loss_rate"].fillna(0).to_numpy() > 0
+    colours = np.where(
+        lossy[:, None],
+        _LOSS_CMAP(norm(frame["loss_rate"].fillna(1e-3).clip(1e-3, 1.0).to_numpy())),
+        np.array([[0.75, 0.75, 0.75, 1.0]]),
+    )
+    ax.add_collection(PatchCollection(patches, facecolors=colours, edgecolors="none", alpha=0.8))
+    ax.set_ylim(0, 1)
+    ax.set_yticks([])
+    share = lossy.mean() if lossy.size else 0.0
+    ax.text(
+        0.01,
+        0.97,
+        f"{lossy.sum()} of {lossy.size} transfers lost packets ({share:.0%})",
+        transform=ax.transAxes,
+        fontsize=6,
+        va="top",
+    )
+
+
+def _row_throughput(ax: Axes, run: xr.Dataset) -> None:
+    flows = _bulk_flows(run)
+    colours = _flow_colours(flows, run)
+    available = float(analysis_b.available_capacity_bps(run))
+    goodput = analysis_b.binned(run["goodput_bps"], 1.0)
+    for flow in flows:
+        ax.plot(
+            goodput["time"],
+            goodput.sel(flow=flow) / available * 100,
+            color=colours[flow],
+            lw=0.8,
+        )
+    if len(flows) > 1:
+        total = goodput.sel(flow=flows).sum("flow") / available * 100
+        ax.plot(goodput["time"], total, color="0.2", lw=0.8, ls="--", label="total")
+        ax.legend(fontsize=6, loc="lower right")
+    util = analysis_b.phi(run)
+    text = f"mean {float(util):.0%} of $(1-\\rho_b)C$"
+    if len(flows) > 1:
+        text += f", Jain {float(analysis_b.jain(run)):.2f}"
+    background = float(analysis_b.loss_rate(run, "background"))
+    text += f"; background loss {background:.2%}"
+    ax.text(0.01, 0.97, text, transform=ax.transAxes, fontsize=6, va="top")
+    ax.set_ylim(0, 130)
+
+
+_ROWS: dict[str, Callable[[Axes, xr.Dataset], None]] = {
+    "cwnd": _row_cwnd,
+    "queue": _row_queue,
+    "loss": _row_loss,
+    "transfers": _row_transfers,
+    "throughput": _row_throughput,
+}
+
+
+def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
+    """Figures B5.1, B5.2, B5.4-B5.9: one column per case, one row per quantity (first rep)."""
+    cases, rows = TIME_SERIES[figure_id]
+    fig, axes = plt.subplots(
+        len(rows),
+        len(cases),
+        figsize=(3.3 * len(cases), 1.9 * len(rows) + 0.6),
+        sharex="col",
+        squeeze=False,
+        layout="constrained",
+    )
+    for j, case in enumerate(cases):
+        run = _first_run(ds, case=case)
+        for i, row in enumerate(rows):
+            ax = axes[i, j]
+            if run is None:
+                _not_run(ax)
+            else:
+                _ROWS[row](ax, run)
+                ax.axvline(run.attrs["warmup_s"], color="0.7", lw=0.6, ls=":")
+            if i == 0:
+                ax.set_title(describe_case(case), fontsize=9)
+            if j == 0:
+                ax.set_ylabel(_ROW_LABELS[row], fontsize=8)
+            if i == len(rows) - 1:
+                ax.set_xlabel("time (s)")
+            ax.tick_params(labelsize=7)
+    fig.suptitle(f"{figure_id}: background of TCP transfers at $\\rho_b$ = 50 %", fontsize=10)
+    return fig
+
+
+def flows_in_progress(ds: xr.Dataset) -> Figure:
+    """Figure B5.3: background transfers in progress, over time and their distribution."""
+    from scipy import stats
+
+    from tcprepro.scenario import load_scenario_dict
+    from tcprepro.traffic import calibrate
+
+    buffers = sorted({int(c.rsplit(".", 1)[1]) for c in map(str, ds["case"].values)})
+    lines = [("Reno", "FIFO"), ("Reno", "FQ"), ("HSTCP", "FIFO"), ("HSTCP", "FQ")]
+    colours = {"Reno": "tab:blue", "HSTCP": "tab:orange"}
+    fig, axes = plt.subplots(
+        2, len(buffers), figsize=(3.6 * len(buffers), 5.2), squeeze=False, layout="constrained"
+    )
+    for j, buffer in enumerate(buffers):
+        top, bottom = axes[0, j], axes[1, j]
+        drawn = False
+        reference = None
+        for mix, qdisc in lines:
+            case = f"{mix}.{qdisc}.{buffer}"
+            if case not in ds["case"].values:
+                continue
+            cell = ds.sel(case=case)
+            if not _has_run(cell):
+                continue
+            drawn = True
+            style = {"color": colours[mix], "ls": "-" if qdisc == "FIFO" else "--"}
+            label = f"{mix}, {_QDISC_LABELS[qdisc]}"
+            counts = analysis_b.flows_in_progress(cell)
+            first = counts.isel(rep=0)
+            top.plot(first["time"], first, lw=0.7, label=label, **style)
+            window = counts.where(metrics.window(cell, float(ds.attrs["warmup_s"])))
+            values = window.values[np.isfinite(window.values)].astype(int)
+            if values.size:
+                grid = np.arange(0, values.max() + 2)
+                density = np.bincount(values, minlength=grid.size)[: grid.size] / values.size
+                bottom.step(grid, density, where="mid", lw=1.0, label=label, **style)
+                bottom.axvline(np.median(values), lw=0.8, **style)
+            if reference is None:
+                run = _first_run(ds, case=case)
+                scenario = load_scenario_dict(json.loads(run.attrs["config"]))
+                cal = calibrate(scenario, "bg")
+                group = {g.name: g for g in scenario.topology.senders}["bg"]
+                mss = scenario.tcp.mss
+                peak_bps = group.rate * mss / (mss + 54)
+                reference = cal.arrival_rate_per_s * cal.mean_size_bytes * 8 / peak_bps
+        if not drawn:
+            _not_run(top)
+            _not_run(bottom)
+        elif reference is not None:
+            grid = np.arange(0, int(reference * 3) + 1)
+            bottom.plot(
+                grid,
+                stats.poisson(reference).pmf(grid),
+                color="0.2",
+                ls=":",
+                lw=1.0,
+                label=f"Poisson({reference:.1f})",
+            )
+        top.set_title(f"B = {buffer} packets", fontsize=9)
+        top.set_xlabel("time (s)")
+        bottom.set_xlabel("transfers in progress")
+        if j == 0:
+            top.set_ylabel("transfers in progress")
+            bottom.set_ylabel("probability")
+        for ax in (top, bottom):
+            ax.tick_params(labelsize=7)
+            if drawn:
+                ax.legend(fontsize=6)
+    fig.suptitle("B5.3: background transfers in progress (load 50 %)", fontsize=10)
+    return fig
+
+
+def _variant_colours(variants: Sequence[str]) -> dict[str, object]:
+    """Distinct colours: the dark shades of tab20 first, then the light ones."""
+    cmap = plt.get_cmap("tab20")
+    order = [*range(0, 20, 2), *range(1, 20, 2)]
+    return {v: cmap(order[k % 20]) for k, v in enumerate(variants)}
+
+
+def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = None) -> Figure:
+    """Figures B5.10/B5.11: φ(i) (log i) and γ(ρ) for every variant; one row per capacity."""
+    table = analysis_b.phi_table(ds)["phi"]
+    rates = [str(r) for r in ds["rate"].values]
+    variants = [str(v) for v in ds["variant"].values]
+    colours = _variant_colours(variants)
+    if rhos is None:
+        rhos = [Fraction(k, 40) for k in range(0, 39)]
+    fig, axes = plt.subplots(
+        len(rates), 2, figsize=(10, 3.6 * len(rates)), squeeze=False, layout="constrained"
+    )
+    for r, rate in enumerate(rates):
+        ax_phi, ax_gamma = axes[r]
+        if buffer not in ds["buffer"].values:
+            _not_run(ax_phi)
+            _not_run(ax_gamma)
+            continue
+        cell = table.sel(buffer=buffer, rate=rate)
+        any_drawn = False
+        for variant in variants:
+            series = cell.sel(variant=variant).to_series().dropna()
+            if series.empty:
+                continue
+            any_drawn = True
+            ax_phi.plot(
+                series.index,
+                series.values * 100,
+                marker="o",
+                ms=3,
+                color=colours[variant],
+                label=_label(variant),
+            )
+            phi = bandwidth_sharing.phi_sequence(
+                dict(zip(series.index, series.values, strict=True))
+            )
+            curve = bandwidth_sharing.gamma_curve(rhos, phi)
+            ax_gamma.plot(
+                [float(x) for x in rhos], [float(g) for g in curve], color=colours[variant]
+            )
+        if not any_drawn:
+            _not_run(ax_phi)
+            _not_run(ax_gamma)
+            continue
+        ps = [float(bandwidth_sharing.processor_sharing_gamma(x)) for x in rhos]
+        ax_gamma.plot([float(x) for x in rhos], ps, color="black", lw=1.6, label="PS")
+        ax_phi.set_xscale("log")
+        ticks = sorted({int(i) for i in ds["flows"].values})
+        ax_phi.set_xticks(ticks)
+        ax_phi.set_xticklabels([str(t) for t in ticks])
+        ax_phi.minorticks_off()
+        ax_phi.set_ylim(0, 105)
+        ax_phi.set_xlabel("bottlenecked flows i")
+        ax_phi.set_ylabel(r"$\phi(i)$, % of $(1-\rho_b)C$")
+        ax_gamma.set_xlim(0, 1)
+        ax_gamma.set_ylim(0, 1.02)
+        ax_gamma.set_xlabel(r"load of the bottlenecked flows $\rho$")
+        ax_gamma.set_ylabel(r"$\gamma(\rho)$")
+        ax_phi.set_title(f"B = {buffer} packets, C = {rate}", fontsize=9)
+        ax_phi.legend(fontsize=6, ncol=2, loc="lower right")
+        ax_gamma.legend(fontsize=7, loc="upper right")
+    fig.suptitle(r"$\phi(i)$ and $\gamma(\rho)$ of each TCP variant, PFQ/LQD", fontsize=10)
+    return fig
+
+
+def throughput_loss(ds: xr.Dataset, buffer: int) -> Figure:
+    """Figures B5.12/B5.13: φ(1) against the loss rate of one flow, every variant."""
+    rate = str(ds["rate"].values[0])
+    fig, ax = plt.subplots(figsize=(6.0, 4.2), layout="constrained")
+    if buffer not in ds["buffer"].values or 1 not in ds["flows"].values:
+        _not_run(ax)
+        return fig
+    cell = ds.sel(buffer=buffer, rate=rate, flows=1)
+    values = analysis_b.phi(cell) * 100
+    loss = analysis_b.loss_rate(cell, "bottlenecked")
+    variants = [str(v) for v in ds["variant"].values]
+    colours = _variant_colours(variants)
+    drawn = False
+    for variant in variants:
+        x = values.sel(variant=variant)
+        y = loss.sel(variant=variant)
+        if not bool(x.notnull().any()):
+            continue
+        drawn = True
+        x_mean, y_mean = float(x.mean()), float(y.mean())
+        xerr = float(x.std(ddof=1)) if int(x.count()) > 1 else 0.0
+        ax.errorbar(x_mean, max(y_mean, 1e-5), xerr=xerr, fmt="o", color=colours[variant])
+        ax.annotate(
+            _label(variant),
+            (x_mean, max(y_mean, 1e-5)),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
+    if not drawn:
+        _not_run(ax)
+        return fig
+    ax.set_yscale("log")
+    ax.set_xlabel(r"throughput of one flow, $\phi(1)$ (% of $(1-\rho_b)C$)")
+    ax.set_ylabel("loss rate of the flow")
+    ax.set_title(f"B = {buffer} packets, C = {rate}, PFQ/LQD, $\\rho_b$ = 0.5", fontsize=9)
+    return fig
+
+
+def heat_maps(ds: xr.Dataset, rate: str) -> Figure:
+    """Figures B5.14/B5.15: φ of one Reno / Westwood+ flow over (ρ_b, B) at capacity ``rate``."""
+    variants = [str(v) for v in ds["variant"].values]
+    fig, axes = plt.subplots(
+        1, len(variants), figsize=(4.2 * len(variants), 3.6), squeeze=False, layout="constrained"
+    )
+    if rate not in ds["rate"].values:
+        for ax in axes[0]:
+            _not_run(ax)
+        return fig
+    table = analysis_b.phi_table(ds.sel(rate=rate))["phi"] * 100
+    for ax, variant in zip(axes[0], variants, strict=True):
+        grid = table.sel(variant=variant).transpose("buffer", "load").to_pandas()
+        if grid.isna().all().all():
+            _not_run(ax)
+            continue
+        image = ax.imshow(
+            grid.values, origin="lower", cmap="RdYlGn", vmin=0, vmax=100, aspect="auto"
+        )
+        for y, buffer in enumerate(grid.index):
+            for x, load in enumerate(grid.columns):
+                value = grid.loc[buffer, load]
+                text = "—" if not np.isfinite(value) else f"{value:.0f}"
+                ax.text(x, y, text, ha="center", va="center", fontsize=7)
+        ax.set_xticks(range(len(grid.columns)), [f"{v:g}" for v in grid.columns])
+        ax.set_yticks(range(len(grid.index)), [str(int(v)) for v in grid.index])
+        ax.set_xlabel(r"background load $\rho_b$")
+        ax.set_ylabel("buffer B (packets)")
+        ax.set_title(f"{_label(variant)}, C = {rate}", fontsize=9)
+        fig.colorbar(image, ax=ax, label=r"% of $(1-\rho_b)C$", shrink=0.8)
+    return fig
+
+
+def _law_parts(law: str) -> tuple[str, str]:
+    family, alpha, beta = law.split(".", 2)
+    return family, f"{alpha}/{beta}"
+
+
+def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
+    """Figures B5.16-B5.19: AIMD (left) and MIMD (right) throughput or loss rate per α/β."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    if buffer not in ds["buffer"].values:
+        for ax in axes:
+            _not_run(ax)
+        return fig
+    cell = ds.sel(buffer=buffer)
+    if quantity == "throughput":
+        values = analysis_b.throughput_bps(cell) / 1e6
+        ylabel = "throughput (Mb/s)"
+    else:
+        values = analysis_b.loss_rate(cell, "bottlenecked")
+        ylabel = "loss rate"
+    frame = values.to_dataframe(name="value").reset_index().dropna(subset=["value"])
+    target = float(analysis_b.available_capacity_bps(cell).mean()) / 1e6
+    for ax, family in zip(axes, ("AIMD", "MIMD"), strict=True):
+        rows = frame[frame["law"].str.startswith(family + ".")]
+        if rows.empty:
+            _not_run(ax)
+            continue
+        order = [str(v) for v in ds["law"].values if str(v).startswith(family + ".")]
+        order = [law for law in order if law in set(rows["law"])]
+        summary = rows.groupby("law")["value"].agg(["mean", "std", "count"]).reindex(order)
+        labels = [_law_parts(law)[1] for law in order]
+        ax.bar(
+            range(len(order)),
+            summary["mean"],
+            yerr=summary["std"].where(summary["count"] > 1).fillna(0),
+            color="tab:blue" if family == "AIMD" else "tab:green",
+            capsize=2,
+        )
+        ax.set_xticks(range(len(order)), labels, rotation=60, fontsize=7)
+        ax.set_xlabel(r"$\alpha/\beta$")
+        ax.set_title(f"{family}, B = {buffer} packets", fontsize=9)
+        if quantity == "throughput":
+            ax.axhline(target, color="0.3", ls="--", lw=0.8, label="fair target")
+            ax.set_ylim(0, target * 1.15)
+            ax.legend(fontsize=7, loc="lower right")
+        else:
+            ax.set_yscale("log")
+            ax.axhline(0.01, color="0.3", ls=":", lw=0.8, label="1 %")
+            ax.legend(fontsize=7, loc="upper left")
+        ax.set_ylabel(ylabel)
+    return fig
+
+
+def pacing(ds: xr.Dataset) -> Figure:
+    """Figure B5.20: cwnd of one Reno flow with (left) and without (right) pacing, per B."""
+    buffers = [int(b) for b in ds["buffer"].values]
+    fig, axes = plt.subplots(
+        len(buffers),
+        2,
+        figsize=(9, 2.6 * len(buffers)),
+        squeeze=False,
+        sharex=True,
+        layout="constrained",
+    )
+    throughput = analysis_b.throughput_bps(ds) / 1e6
+    for i, buffer in enumerate(buffers):
+        for j, paced in enumerate((True, False)):
+            ax = axes[i, j]
+            run = _first_run(ds, buffer=buffer, pacing=paced)
+            if run is None:
+                _not_run(ax)
+                continue
+            _row_cwnd(ax, run)
+            mean = float(throughput.sel(buffer=buffer, pacing=paced).mean())
+            ax.text(
+                0.01,
+                0.97,
+                f"mean throughput {mean:.1f} Mb/s",
+                transform=ax.transAxes,
+                fontsize=7,
+                va="top",
+            )
+            ax.set_title(f"{'paced' if paced else 'not paced'}, B = {buffer}", fontsize=9)
+            ax.set_ylabel("cwnd (packets)" if j == 0 else "")
+            if i == len(buffers) - 1:
+                ax.set_xlabel("time (s)")
+    return fig
+
+
+def draw(figure_id: str, ds: xr.Dataset) -> Figure:
+    """The figure ``figure_id`` (B5.1 ... B5.20) drawn from its combined dataset."""
+    if figure_id in TIME_SERIES:
+        return time_series(ds, figure_id)
+    drawings: dict[str, Callable[[], Figure]] = {
+        "B5.3": lambda: flows_in_progress(ds),
+        "B5.10": lambda: phi_gamma(ds, 20),
+        "B5.11": lambda: phi_gamma(ds, 100),
+        "B5.12": lambda: throughput_loss(ds, 20),
+        "B5.13": lambda: throughput_loss(ds, 100),
+        "B5.14": lambda: heat_maps(ds, "50Mbps"),
+        "B5.15": lambda: heat_maps(ds, "100Mbps"),
+        "B5.16": lambda: parameter_grid(ds, 20, "throughput"),
+        "B5.17": lambda: parameter_grid(ds, 20, "loss"),
+        "B5.18": lambda: parameter_grid(ds, 100, "throughput"),
+        "B5.19": lambda: parameter_grid(ds, 100, "loss"),
+        "B5.20": lambda: pacing(ds),
+    }
+    if figure_id not in drawings:
+        raise ValueError(f"no study-B drawing for {figure_id!r}")
+    return drawings[figure_id]()
+
+
+def summary_table(ds: xr.Dataset, figure_id: str) -> pd.DataFrame:
+    """The numbers behind a figure, one row per cell (mean over repetitions)."""
+    if figure_id in TIME_SERIES or figure_id == "B5.3":
+        cases = TIME_SERIES.get(figure_id, (tuple(map(str, ds["case"].values)), ()))[0]
+        rows = []
+        for case in cases:
+            if case not in ds["case"].values or not _has_run(ds.sel(case=case)):
+                continue
+            cell = ds.sel(case=case)
+            rows.append(
+                {
+                    "case": case,
+                    "phi": float(analysis_b.phi(cell).mean()),
+                    "jain": float(analysis_b.jain(cell).mean()),
+                    "bottlenecked_loss": float(analysis_b.loss_rate(cell, "bottlenecked").mean()),
+                    "background_loss": float(analysis_b.loss_rate(cell, "background").mean()),
+                    "transfers_in_progress": float(
+                        analysis_b.flows_in_progress(cell)
+                        .where(metrics.window(cell, float(ds.attrs["warmup_s"])))
+                        .mean()
+                    ),
+                    "transfers_sharing_a_host": analysis_b.host_sharing(cell),
+                }
+            )
+        return pd.DataFrame(rows)
+    table = analysis_b.phi_table(ds)
+    return table.to_dataframe().dropna(how="all").reset_index()
