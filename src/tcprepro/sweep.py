@@ -25,6 +25,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from tcprepro import provenance
@@ -62,6 +63,19 @@ def _setting(path: str, value: Any) -> str:
     return f"{path}={text}"
 
 
+def _paths(dimension: Mapping[str, Any]) -> list[str]:
+    """Scenario key paths a swept dimension sets (one path, or several set to one value)."""
+    path = dimension["path"]
+    return [path] if isinstance(path, str) else list(path)
+
+
+def _cell_text(value: Any) -> str:
+    """A sweep value as written in cell names: floats without exponents (1e-07 -> 0.0000001)."""
+    if isinstance(value, float) and "e" in repr(value):
+        return np.format_float_positional(value, trim="-")
+    return str(value)
+
+
 def pending_reason(value: Any) -> str | None:
     """Why a sweep value cannot run yet (a variant/qdisc whose model is pending), else None."""
     if not isinstance(value, str):
@@ -82,7 +96,7 @@ def cell_name(sweep: Mapping[str, Any]) -> str:
     """File-system name of a cell: ``up-Cubic_down-NewReno``."""
     parts = []
     for dim, value in sweep.items():
-        text = str(value)
+        text = _cell_text(value)
         if not _CELL_VALUE.match(text):
             raise ConfigError(
                 f"sweep value {text!r} of {dim!r} must be letters, digits, '.' or '+'"
@@ -265,7 +279,10 @@ class WorkflowConfig:
         for cell in self.cells(figure, tier):
             if cell in pending:
                 continue
-            overrides = [*base, *(_setting(sweep[d]["path"], v) for d, v in cell.items())]
+            overrides = [
+                *base,
+                *(_setting(path, v) for d, v in cell.items() for path in _paths(sweep[d])),
+            ]
             for rep in range(repetitions):
                 runs.append(
                     Run(
