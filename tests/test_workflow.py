@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from tcprepro import analysis_c
 from tcprepro.store import open_dataset, validate_run_dataset
 
 pytestmark = pytest.mark.slow
@@ -62,15 +63,21 @@ def copy_workflow(dest):
     return dest
 
 
+# simulations per profile: study A (A1-A4) + study C (C1, C3.1, C3.3, C3.4, C3.6; C2, C3.2
+# and C3.5 draw C3.1's runs)
 @pytest.mark.parametrize(
-    ("profile", "simulations"), [("smoke", 16), ("quick", 160), ("paper", 960)]
+    ("profile", "simulations"),
+    [("smoke", 16 + 12), ("quick", 160 + 74), ("paper", 960 + 744)],
 )
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     workdir = copy_workflow(tmp_path)
     result = snakemake(workdir, "--profile", f"workflow/profiles/{profile}", "-n", "--cores", "2")
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
-    assert counts["figure"] == 4
+    assert counts["figure"] == 6 + 7  # A1-A4, A1.1, A2.1; C1, C3.1-C3.6
+    assert counts["table"] == 1  # C2 (Table I)
+    assert counts["combine"] == 4 + 5
+    assert counts["claims"] == 2  # studies A and C
     assert counts["paper"] == 1
 
 
@@ -97,7 +104,7 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     assert a3["transfer_size_bytes"].dims == ("up", "down", "load", "rep", "transfer")
     assert int(np.isfinite(a3["transfer_end_s"]).sum()) > 0
     runs = sorted((workdir / "data/runs").rglob("*.nc"))
-    assert len(runs) == 16
+    assert len(runs) == 16 + 12
     assert all(validate_run_dataset(open_dataset(run)) == [] for run in runs)
     claims = (workdir / "data/claims/A.csv").read_text()
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
@@ -108,6 +115,39 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     tex = (workdir / "paper/generated/claims_A.tex").read_text()
     assert "A-c2" in tex
     assert "pending" in tex
+
+
+def test_smoke_run_draws_study_c_with_its_table_and_claims(smoke_run):
+    workdir, _ = smoke_run
+    for figure in ("C1", "C3.1", "C3.2", "C3.3", "C3.4", "C3.5", "C3.6"):
+        assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000
+    for view in ("C2", "C3.2", "C3.5"):  # drawn from C3.1's runs
+        assert not (workdir / f"data/combined/{view}.nc").exists()
+    table = (workdir / "paper/generated/C2.tex").read_text()
+    assert "tabular" in table
+    assert "YeAH" in table
+    assert "RTT 14 ms, paper" in table
+    body = (workdir / "paper/generated/body.tex").read_text()
+    assert "generated/C2.tex" in body
+    assert "claims_C.tex" in body
+    claims = (workdir / "data/claims/C.csv").read_text()
+    for claim in ("C-c1", "C-c2", "C-c3", "C-c4"):
+        assert claim in claims
+
+
+def test_smoke_c1_second_yeah_flow_catches_up_with_the_first(smoke_run):
+    """Issue 6: in the tiny C1 run, the later YeAH flow's window comes within a factor 2 of
+    the first's (5-s means) before the end, and YeAH's count_reno is sampled through the
+    limited-slow-start decorator."""
+    workdir, _ = smoke_run
+    c1 = open_dataset(workdir / "data/combined/C1.nc")
+    run = c1.sel(second="YeahPaper").isel(rep=0)
+    assert float(run["flow_start_s"].sel(flow="f2")) == 10.0
+    converged_s = analysis_c.convergence_time_s(run, factor=2.0, smooth_s=5.0)
+    assert np.isfinite(converged_s), "the second YeAH flow never came within x2 of the first"
+    assert converged_s < float(run["time"].max()) - 10.0
+    assert bool(run["cc_RenoCount"].sel(flow="f1").notnull().any())
+    assert str(run["flow_cc_type"].sel(flow="f1").values) == "ns3::TcpYeahPaper"
 
 
 def test_rerun_with_nothing_changed_runs_nothing(smoke_run):

@@ -112,7 +112,7 @@ def check_claims(
     datasets
         Combined figure datasets by figure id (e.g. ``{"A1": ds1, "A2": ds2}``).
     """
-    from tcprepro.claims import study_a  # noqa: F401  (registers the study A checks)
+    from tcprepro.claims import study_a, study_c  # noqa: F401  (register the studies' checks)
 
     results = []
     for claim in registry if registry is not None else load_registry():
