@@ -91,23 +91,28 @@ def synthetic_run(
         }
         if transfers
         else {},
-        attrs={
-            "config": json.dumps({"id": "synthetic"}),
-            "seed": 1,
-            "rep": 0,
-            "backend": "synthetic",
-            "cache_key": "0" * 20,
-            "interval_s": interval_s,
-            "warmup_s": warmup_s,
-            "duration_s": duration_s,
-            "tcprepro_version": "test",
-            "git_commit": "test",
-            "kernel": "test",
-            "created": "2026-01-01T00:00:00+00:00",
-            **(attrs or {}),
-        },
+        attrs=_attrs({"id": "synthetic"}, interval_s, warmup_s, duration_s, attrs),
     )
     return make_run_dataset(raw)
+
+
+def _attrs(config, interval_s, warmup_s, duration_s, extra):
+    """Run attributes (provenance) of a synthetic dataset."""
+    return {
+        "config": json.dumps(config),
+        "seed": 1,
+        "rep": 0,
+        "backend": "synthetic",
+        "cache_key": "0" * 20,
+        "interval_s": interval_s,
+        "warmup_s": warmup_s,
+        "duration_s": duration_s,
+        "tcprepro_version": "test",
+        "git_commit": "test",
+        "kernel": "test",
+        "created": "2026-01-01T00:00:00+00:00",
+        **(extra or {}),
+    }
 
 
 def synthetic_pair(
@@ -190,20 +195,12 @@ def synthetic_pair(
             "link_queue_max_pkts": [float(buffer_pkts)],
             "link_goodput_capacity_bps": [capacity_bps],
         },
-        attrs={
-            "config": json.dumps({"id": "synthetic-pair", "tcp": {"mss": "1448B"}}),
-            "seed": 1,
-            "rep": 0,
-            "backend": "synthetic",
-            "cache_key": "0" * 20,
-            "interval_s": interval_s,
-            "warmup_s": warmup_s,
-            "duration_s": duration_s,
-            "tcprepro_version": "test",
-            "git_commit": "test",
-            "kernel": "test",
-            "created": "2026-01-01T00:00:00+00:00",
-            **(attrs or {}),
-        },
+        attrs=_attrs(
+            {"id": "synthetic-pair", "tcp": {"mss": "1448B"}},
+            interval_s,
+            warmup_s,
+            duration_s,
+            attrs,
+        ),
     )
     return make_run_dataset(raw)
