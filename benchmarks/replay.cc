@@ -128,6 +128,10 @@ main(int argc, char** argv)
             s.rate_bps = std::stod(f[12]);
             s.packet_bytes = static_cast<uint32_t>(std::stoul(f[13]));
             s.stop_s = std::stod(f[14]);
+            if (f.size() > 15)
+            {
+                s.max_ssthresh_pkts = static_cast<uint32_t>(std::stoul(f[15]));
+            }
             sim.AddFlow(s);
         }
         else if (f[0] == "build")

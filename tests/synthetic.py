@@ -96,20 +96,116 @@ def synthetic_run(
         }
         if transfers
         else {},
-        attrs={
-            "config": json.dumps({"id": "synthetic"}),
-            "seed": 1,
-            "rep": 0,
-            "backend": "synthetic",
-            "cache_key": "0" * 20,
-            "interval_s": interval_s,
-            "warmup_s": warmup_s,
-            "duration_s": duration_s,
-            "tcprepro_version": "test",
-            "git_commit": "test",
-            "kernel": "test",
-            "created": "2026-01-01T00:00:00+00:00",
-            **(attrs or {}),
+        attrs=_attrs({"id": "synthetic"}, interval_s, warmup_s, duration_s, attrs),
+    )
+    return make_run_dataset(raw)
+
+
+def _attrs(config, interval_s, warmup_s, duration_s, extra):
+    """Run attributes (provenance) of a synthetic dataset."""
+    return {
+        "config": json.dumps(config),
+        "seed": 1,
+        "rep": 0,
+        "backend": "synthetic",
+        "cache_key": "0" * 20,
+        "interval_s": interval_s,
+        "warmup_s": warmup_s,
+        "duration_s": duration_s,
+        "tcprepro_version": "test",
+        "git_commit": "test",
+        "kernel": "test",
+        "created": "2026-01-01T00:00:00+00:00",
+        **(extra or {}),
+    }
+
+
+def synthetic_pair(
+    goodput_bps=(30e6, 10e6),
+    sent_pkts=(1000.0, 400.0),
+    lost_pkts=(2.0, 1.0),
+    random_lost_pkts=(0.0, 0.0),
+    queue_pkts=40.0,
+    cwnd_pkts=None,
+    duration_s=10.0,
+    interval_s=0.5,
+    warmup_s=2.0,
+    capacity_bps=48e6,
+    buffer_pkts=100,
+    variants=("YeahPaper", "YeahPaper"),
+    attrs=None,
+):
+    """Two flows f1, f2 sharing the traced ``bottleneck`` (study C), constant per interval.
+
+    Per interval: each flow receives ``goodput_bps``, sends ``sent_pkts`` data segments,
+    loses ``lost_pkts`` at the queue and ``random_lost_pkts`` to the random-loss model;
+    the queue holds ``queue_pkts``. During the warm-up every flow sends at a tenth of its
+    rate, loses ten times as much and the queue is full, so a metric that forgets the
+    window gets a different answer. ``cwnd_pkts`` (time, 2) overrides the windows.
+    """
+    times = np.arange(1, round(duration_s / interval_s) + 1) * interval_s
+    n = times.size
+    warm = (times <= warmup_s)[:, None]
+    rate = np.where(warm, 0.1, 1.0) * np.array(goodput_bps)[None, :]
+    sent = np.where(warm, 0.1, 1.0) * np.array(sent_pkts)[None, :]
+    lost = np.where(warm, 10.0, 1.0) * np.array(lost_pkts)[None, :]
+    random_lost = np.tile(np.array(random_lost_pkts, dtype=float), (n, 1))
+    mss = 1448
+    cwnd = np.full((n, 2), 100.0 * mss) if cwnd_pkts is None else np.asarray(cwnd_pkts) * mss
+    queue = np.where(warm[:, 0], float(buffer_pkts), queue_pkts)
+    flow_series = {
+        "rx_bytes": np.cumsum(rate * interval_s / 8.0, axis=0),
+        "cwnd_bytes": cwnd,
+        "rtt_sum_s": np.cumsum(np.full((n, 2), 0.1), axis=0),
+        "rtt_count": np.cumsum(np.ones((n, 2)), axis=0),
+        "tx_data_pkts": np.cumsum(sent, axis=0),
+        "retx_pkts": np.cumsum(lost, axis=0),
+        "lost_data_pkts": np.cumsum(lost, axis=0),
+        "lost_ack_pkts": np.zeros((n, 2)),
+        "random_lost_pkts": np.cumsum(random_lost, axis=0),
+    }
+    link_series = {
+        "queue_pkts": queue[:, None],
+        "queue_bytes": queue[:, None] * 1500.0,
+        "drops_pkts": np.cumsum(lost.sum(axis=1, keepdims=True), axis=0),
+        "tx_bytes": np.cumsum(np.full((n, 1), capacity_bps * interval_s / 8.0), axis=0),
+        "random_drops_pkts": np.cumsum(random_lost.sum(axis=1, keepdims=True), axis=0),
+    }
+    raw = RawTraces(
+        times_s=times,
+        flow_names=["f1", "f2"],
+        link_names=["bottleneck"],
+        flow_series=flow_series,
+        link_series=link_series,
+        flow_info={
+            "flow_kind": ["bulk", "bulk"],
+            "flow_variant": list(variants),
+            "flow_cc_type": [f"ns3::Tcp{v}" for v in variants],
+            "flow_src": ["s0", "s1"],
+            "flow_dst": ["receiver", "receiver"],
+            "flow_label": ["s0->receiver", "s1->receiver"],
+            "flow_link": ["bottleneck", "bottleneck"],
+            "flow_start_s": [0.0, 1.0],
+            "flow_connected_s": [0.1, 1.1],
+            "flow_end_s": [np.nan, np.nan],
+            "flow_size_bytes": [0, 0],
+            "flow_rx_bytes": flow_series["rx_bytes"][-1],
         },
+        link_info={
+            "link_rate_bps": [capacity_bps * 1500 / 1448],
+            "link_delay_s": [0.0],
+            "link_buffer_pkts": [buffer_pkts],
+            "link_qdisc": ["fifo"],
+            "link_loss_rate": [0.0],
+            "link_queue_max_pkts": [float(buffer_pkts)],
+            "link_goodput_capacity_bps": [capacity_bps],
+        },
+        attrs=_attrs(
+            {"id": "synthetic-pair", "tcp": {"mss": "1448B"}},
+            interval_s,
+            warmup_s,
+            duration_s,
+            attrs,
+        ),
     )
     return make_run_dataset(raw)

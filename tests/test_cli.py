@@ -40,7 +40,7 @@ def test_plan_counts_runs_and_estimates_time():
     assert "D1: 48 runs, 0 cached, 48 to simulate" in result.stdout
     assert "X1: 18 runs, 0 cached, 18 to simulate" in result.stdout
     assert "X1: plus up to 18 emulated runs in real time" in result.stdout
-    assert "total: 2852 simulations to run, about" in result.stdout
+    assert "total: 3596 simulations to run, about" in result.stdout
 
 
 def test_validate_prints_the_resolved_scenario():

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from synthetic import synthetic_run
+from synthetic import synthetic_pair, synthetic_run
 from tcprepro import metrics
 
 
@@ -60,3 +60,49 @@ def test_window_requires_warmup():
     with pytest.raises(ValueError, match="warmup_s"):
         metrics.window(ds)
     assert int(metrics.window(ds, warmup_s=0.0).sum()) == ds.sizes["time"]
+
+
+# ---- study C: metrics of two flows sharing one bottleneck (known answers) ------------
+
+
+def test_jain_index_of_two_flows_on_a_synthetic_trace():
+    ds = synthetic_pair(goodput_bps=(30e6, 10e6))
+    jain = metrics.jain_index(metrics.goodput_bps(ds))
+    assert float(jain) == pytest.approx(40.0**2 / (2 * (30.0**2 + 10.0**2)))  # 0.8
+    fair = synthetic_pair(goodput_bps=(20e6, 20e6))
+    assert float(metrics.jain_index(metrics.goodput_bps(fair))) == pytest.approx(1.0)
+
+
+def test_rtt_fairness_ratio_and_share_on_a_synthetic_trace():
+    ds = synthetic_pair(goodput_bps=(30e6, 10e6))
+    assert float(metrics.rtt_fairness_ratio(ds, long_flow="f2", short_flow="f1")) == (
+        pytest.approx(1 / 3)
+    )
+    assert float(metrics.rtt_fairness_ratio(ds, long_flow="f1", short_flow="f2")) == (
+        pytest.approx(3.0)
+    )
+    assert float(metrics.throughput_share(ds, "f1")) == pytest.approx(0.75)
+    assert float(metrics.throughput_share(ds, "f2", flows=["f2"])) == pytest.approx(1.0)
+    assert float(metrics.total_utilisation(ds)) == pytest.approx(40e6 / 48e6)
+
+
+def test_loss_probability_of_a_set_of_flows_on_a_synthetic_trace():
+    ds = synthetic_pair(sent_pkts=(1000.0, 400.0), lost_pkts=(2.0, 1.0))
+    # window only: the warm-up's tenfold losses must not count
+    assert float(metrics.loss_probability(ds)) == pytest.approx(3.0 / 1400.0)
+    assert float(metrics.loss_probability(ds, flows=["f2"])) == pytest.approx(1.0 / 400.0)
+    assert float(metrics.loss_probability(ds, warmup_s=0.0)) != pytest.approx(3.0 / 1400.0)
+    lossless = synthetic_pair(lost_pkts=(0.0, 0.0))
+    assert float(metrics.loss_probability(lossless)) == 0.0
+    assert float(metrics.mean_queue_pkts(ds).sel(link="bottleneck")) == pytest.approx(40.0)
+
+
+def test_random_loss_rate_counts_destroyed_over_passed_segments():
+    ds = synthetic_pair(sent_pkts=(1000.0, 400.0), lost_pkts=(0.0, 0.0), random_lost_pkts=(1, 1))
+    assert float(metrics.random_loss_rate(ds)) == pytest.approx(2.0 / 1400.0)
+    assert float(metrics.loss_probability(ds)) == 0.0  # random losses are not overflow
+
+
+def test_total_utilisation_refuses_flows_on_different_links():
+    with pytest.raises(ValueError, match="do not share one link"):
+        metrics.total_utilisation(synthetic_run())

@@ -22,7 +22,8 @@ def test_paper_body_includes_figures_and_tables_by_declared_output():
     data = copy.deepcopy(data)
     data["figures"]["A2"]["outputs"] = ["figure", "table"]
     config = WorkflowConfig(data)
-    assert config.paper_files("table") == ["paper/generated/A2.tex"]
+    assert "paper/generated/A2.tex" in config.paper_files("table")
+    assert "paper/generated/A1.tex" not in config.paper_files("table")
     assert "paper/figures/A2.pdf" in config.paper_files("figure")
     body = _body(config, ["A1", "A2"], "figures", "generated")
     assert r"\includegraphics[width=\linewidth]{figures/A1.pdf}" in body

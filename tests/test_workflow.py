@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+from tcprepro import analysis_c
 from tcprepro.store import open_dataset, validate_run_dataset
 
 pytestmark = pytest.mark.slow
@@ -64,12 +65,13 @@ def copy_workflow(dest):
 
 # simulations per profile: study A + study D (D1 + D3 + D4; D2 is drawn from D1's runs)
 # + study B (B5.1, B5.10, B5.14, B5.16, B5.20; the other B figures are drawn from their runs)
+# + study C (C1, C3.1, C3.3, C3.4, C3.6; C2, C3.2 and C3.5 draw C3.1's runs)
 @pytest.mark.parametrize(
     ("profile", "simulations"),
     [
-        ("smoke", 16 + (2 + 2 + 2) + (2 + 4 + 2 + 2 + 2)),
-        ("quick", 160 + (40 + 32 + 28) + (24 + 112 + 16 + 18 + 4)),
-        ("paper", 960 + (48 + 324 + 34) + (72 + 924 + 336 + 124 + 12)),
+        ("smoke", 16 + (2 + 2 + 2) + (2 + 4 + 2 + 2 + 2) + 12),
+        ("quick", 160 + (40 + 32 + 28) + (24 + 112 + 16 + 18 + 4) + 74),
+        ("paper", 960 + (48 + 324 + 34) + (72 + 924 + 336 + 124 + 12) + 744),
     ],
 )
 def test_dry_run_of_every_profile(tmp_path, profile, simulations):
@@ -87,10 +89,11 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     )
     counts = job_counts(result.stdout)
     assert counts["simulate"] == simulations
-    assert counts["figure"] == 6 + 4 + 20  # A1, A2, A1.1, A2.1, A3, A4; D1-D4; B5.1-B5.20
-    assert counts["table"] == 2  # D1 and D2 are tables in the thesis
-    assert counts["combine"] == 4 + 3 + 5  # figures drawn from another's runs have none
-    assert counts["claims"] == 3
+    # A1, A2, A1.1, A2.1, A3, A4; D1-D4; B5.1-B5.20; C1, C3.1-C3.6
+    assert counts["figure"] == 6 + 4 + 20 + 7
+    assert counts["table"] == 2 + 1  # D1 and D2 (tables in the thesis), C2 (Table I)
+    assert counts["combine"] == 4 + 3 + 5 + 5  # figures drawn from another's runs have none
+    assert counts["claims"] == 4
     assert counts["paper"] == 1
     assert "emulate_figure" not in counts
     assert "emulation skipped (figures X1): excluded by the profile" in result.stderr
@@ -109,11 +112,11 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
         assert "emulate_figure" not in counts
         assert "emulation skipped (figures X1): this host cannot emulate" in result.stderr
         return
-    assert counts["simulate"] == 160 + 100 + 174 + 18  # A, D, B, and X1's ns-3 side
+    assert counts["simulate"] == 160 + 100 + 174 + 74 + 18  # A, D, B, C, and X1's ns-3 side
     assert counts["emulate_figure"] == 1  # one batch: the VM route boots once
     assert counts["crosscheck_table"] == 1
     assert counts["crosscheck_figure"] == 1
-    assert counts["figure"] == 6 + 4 + 20
+    assert counts["figure"] == 6 + 4 + 20 + 7
     assert "emulation included" in result.stderr
 
 
@@ -140,7 +143,7 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     assert a3["transfer_size_bytes"].dims == ("up", "down", "load", "rep", "transfer")
     assert int(np.isfinite(a3["transfer_end_s"]).sum()) > 0
     runs = sorted((workdir / "data/runs").rglob("*.nc"))
-    assert len(runs) == 16 + 6 + 12
+    assert len(runs) == 16 + 6 + 12 + 12
     assert all(validate_run_dataset(open_dataset(run)) == [] for run in runs)
     claims = (workdir / "data/claims/A.csv").read_text()
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
@@ -193,6 +196,39 @@ def test_smoke_run_draws_study_b_from_a_tiny_phi_sweep(smoke_run):
     claims = (workdir / "data/claims/B.csv").read_text()
     for claim in [f"B-c{i}" for i in range(1, 11)]:
         assert claim in claims
+
+
+def test_smoke_run_draws_study_c_with_its_table_and_claims(smoke_run):
+    workdir, _ = smoke_run
+    for figure in ("C1", "C3.1", "C3.2", "C3.3", "C3.4", "C3.5", "C3.6"):
+        assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000
+    for view in ("C2", "C3.2", "C3.5"):  # drawn from C3.1's runs
+        assert not (workdir / f"data/combined/{view}.nc").exists()
+    table = (workdir / "paper/generated/C2.tex").read_text()
+    assert "tabular" in table
+    assert "YeAH" in table
+    assert "RTT 14 ms, paper" in table
+    body = (workdir / "paper/generated/body.tex").read_text()
+    assert "generated/C2.tex" in body
+    assert "claims_C.tex" in body
+    claims = (workdir / "data/claims/C.csv").read_text()
+    for claim in ("C-c1", "C-c2", "C-c3", "C-c4"):
+        assert claim in claims
+
+
+def test_smoke_c1_second_yeah_flow_catches_up_with_the_first(smoke_run):
+    """Issue 6: in the tiny C1 run, the later YeAH flow's window comes within a factor 2 of
+    the first's (5-s means) before the end, and YeAH's count_reno is sampled through the
+    limited-slow-start decorator."""
+    workdir, _ = smoke_run
+    c1 = open_dataset(workdir / "data/combined/C1.nc")
+    run = c1.sel(second="YeahPaper").isel(rep=0)
+    assert float(run["flow_start_s"].sel(flow="f2")) == 10.0
+    converged_s = analysis_c.convergence_time_s(run, factor=2.0, smooth_s=5.0)
+    assert np.isfinite(converged_s), "the second YeAH flow never came within x2 of the first"
+    assert converged_s < float(run["time"].max()) - 10.0
+    assert bool(run["cc_RenoCount"].sel(flow="f1").notnull().any())
+    assert str(run["flow_cc_type"].sel(flow="f1").values) == "ns3::TcpYeahPaper"
 
 
 def test_rerun_with_nothing_changed_runs_nothing(smoke_run):

@@ -20,6 +20,15 @@ response time
     of a generated transfer: from the opening of its connection (SYN) to the
     arrival of its last byte. Transfers still running at the end of the run
     are *censored*: counted, never averaged.
+loss probability (buffer overflow)
+    of a set of flows: data segments of those flows dropped by traced queues
+    divided by the data segments they sent (retransmissions included), both
+    summed over the flows and the window. Segments destroyed by a random-loss
+    model are not overflow losses and are counted apart (random loss rate:
+    destroyed / data segments that left the queue).
+RTT fairness ratio, throughput share
+    ratios of window-mean goodputs: a long-RTT flow's over a short-RTT flow's
+    (1 = RTT-fair), one flow's over the sum of a set of flows (its share).
 """
 
 from __future__ import annotations
@@ -36,10 +45,15 @@ __all__ = [
     "goodput_bps",
     "jain_index",
     "link_utilisation",
+    "loss_probability",
     "loss_rate",
     "mean_queue_pkts",
     "mean_rtt_s",
+    "random_loss_rate",
+    "rtt_fairness_ratio",
     "size_bins",
+    "throughput_share",
+    "total_utilisation",
     "transfer_table",
     "utilisation",
     "window",
@@ -111,6 +125,72 @@ def jain_index(values: xr.DataArray, dim: str = "flow") -> xr.DataArray:
     """Jain's fairness index (sum x)^2 / (n sum x^2) along ``dim``; 1 = perfectly fair."""
     n = values.count(dim)
     return (values.sum(dim) ** 2 / (n * (values**2).sum(dim))).rename("jain_index")
+
+
+def _flows(ds: xr.Dataset, flows: Sequence[str] | None) -> list[str]:
+    return [str(f) for f in ds["flow"].values] if flows is None else list(flows)
+
+
+def loss_probability(
+    ds: xr.Dataset, flows: Sequence[str] | None = None, warmup_s: float | None = None
+) -> xr.DataArray:
+    """Buffer-overflow loss probability of ``flows`` together (all flows by default).
+
+    Data segments the flows lost at traced queues divided by the data segments they
+    sent, both summed over the flows and the measurement window; NaN when they sent
+    nothing.
+    """
+    mask = window(ds, warmup_s)
+    chosen = ds.sel(flow=_flows(ds, flows))
+    lost = chosen["lost_data_pkts"].where(mask).sum(("flow", "time"))
+    sent = chosen["tx_data_pkts"].where(mask).sum(("flow", "time"))
+    return (lost / sent.where(sent > 0)).rename("loss_probability").assign_attrs(units="1")
+
+
+def random_loss_rate(
+    ds: xr.Dataset, flows: Sequence[str] | None = None, warmup_s: float | None = None
+) -> xr.DataArray:
+    """Measured random-loss probability seen by ``flows`` (all flows by default).
+
+    Data segments destroyed by random-loss models divided by the data segments that
+    left the queues (sent minus dropped by a queue), summed over flows and window.
+    """
+    mask = window(ds, warmup_s)
+    chosen = ds.sel(flow=_flows(ds, flows))
+    destroyed = chosen["random_lost_pkts"].where(mask).sum(("flow", "time"))
+    passed = (chosen["tx_data_pkts"] - chosen["lost_data_pkts"]).where(mask).sum(("flow", "time"))
+    return (destroyed / passed.where(passed > 0)).rename("random_loss_rate").assign_attrs(units="1")
+
+
+def total_utilisation(
+    ds: xr.Dataset, flows: Sequence[str] | None = None, warmup_s: float | None = None
+) -> xr.DataArray:
+    """Summed utilisation of ``flows`` that cross the same link direction (0..1)."""
+    chosen = _flows(ds, flows)
+    links = {str(ds["flow_link"].sel(flow=f).values.ravel()[0]) for f in chosen}
+    if len(links) != 1:
+        raise ValueError(f"flows {chosen} do not share one link direction: {sorted(links)}")
+    return utilisation(ds, warmup_s).sel(flow=chosen).sum("flow").rename("utilisation")
+
+
+def throughput_share(
+    ds: xr.Dataset, flow: str, flows: Sequence[str] | None = None, warmup_s: float | None = None
+) -> xr.DataArray:
+    """Goodput of ``flow`` divided by the summed goodput of ``flows`` (all by default)."""
+    goodput = goodput_bps(ds, warmup_s)
+    total = goodput.sel(flow=_flows(ds, flows)).sum("flow")
+    return (goodput.sel(flow=flow, drop=True) / total.where(total > 0)).rename("share")
+
+
+def rtt_fairness_ratio(
+    ds: xr.Dataset, long_flow: str, short_flow: str, warmup_s: float | None = None
+) -> xr.DataArray:
+    """Goodput of the longer-RTT flow divided by that of the shorter-RTT flow (1 = fair)."""
+    goodput = goodput_bps(ds, warmup_s)
+    short = goodput.sel(flow=short_flow, drop=True)
+    return (goodput.sel(flow=long_flow, drop=True) / short.where(short > 0)).rename(
+        "rtt_fairness_ratio"
+    )
 
 
 _TRANSFER_VARS = ("transfer_generator", "transfer_size_bytes", "transfer_start_s", "transfer_end_s")

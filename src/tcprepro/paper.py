@@ -71,12 +71,16 @@ def _topology_rows(scenario: Scenario) -> list[tuple[str, str]]:
             ("server link", _direction(topo.server_link)),
         ]
     assert isinstance(topo, DumbbellTopology)
-    rows = [("bottleneck", _direction(topo.bottleneck))]
+    bottleneck = _direction(topo.bottleneck)
+    if topo.buffer_bdp is not None:
+        bottleneck += f" ({topo.buffer_bdp:g} BDP)"
+    rows = [("bottleneck", bottleneck)]
     for group in topo.senders:
+        rtt = f", RTT {group.rtt * 1000:g} ms" if group.rtt is not None else ""
         rows.append(
             (
                 f"senders {group.name}",
-                f"{format_rate(group.rate)}, {group.delay * 1000:g} ms x{group.count or 1}",
+                f"{format_rate(group.rate)}, {group.delay * 1000:g} ms x{group.count or 1}{rtt}",
             )
         )
     return rows

@@ -162,6 +162,12 @@ class SenderLink(_Strict):
     rate: Rate = Field(default="1Gbps", gt=0, validate_default=True)
     delay: Duration = Field(default="0ms", ge=0, validate_default=True)
     buffer_pkts: int = Field(default=1000, ge=2)
+    rtt: Duration | None = Field(
+        default=None,
+        gt=0,
+        description="dumbbell sender group: round-trip propagation time of its paths to the "
+        "receiver; sets delay (see DumbbellTopology)",
+    )
 
     def names(self) -> list[str]:
         """Host names this entry creates."""
@@ -174,6 +180,14 @@ class DumbbellTopology(_Strict):
     """N senders -- left router == bottleneck == right router -- receiver.
 
     Traced link directions: ``bottleneck`` (left to right) and ``reverse``.
+
+    Round-trip times and BDP-relative buffers (study C): a sender group may give
+    ``rtt``, the round-trip propagation time of its paths to the receiver, instead
+    of ``delay``; its access delay is then (rtt - bottleneck delay - reverse delay
+    - 2 x receiver delay) / 2. ``buffer_bdp`` sets the bottleneck buffer as a
+    fraction of the bandwidth-delay product C x min RTT over the ``bdp_senders``
+    groups (default: all); the scenario converts it to ``bottleneck.buffer_pkts``
+    with its packet size (MSS + TCP/IP headers), see :meth:`Scenario.bdp_pkts`.
     """
 
     kind: Literal["dumbbell"]
@@ -183,6 +197,15 @@ class DumbbellTopology(_Strict):
     )
     senders: list[SenderLink] = Field(min_length=1)
     receiver: SenderLink = Field(default_factory=lambda: SenderLink(name="receiver"))
+    buffer_bdp: float | None = Field(
+        default=None,
+        gt=0,
+        le=100,
+        description="bottleneck buffer as a fraction of the BDP C x min RTT (of bdp_senders)",
+    )
+    bdp_senders: list[str] | None = Field(
+        default=None, min_length=1, description="sender groups whose RTTs define the BDP"
+    )
 
     @property
     def sender_names(self) -> list[str]:
@@ -206,6 +229,51 @@ class DumbbellTopology(_Strict):
         if duplicates:
             raise ValueError(f"host names must be unique, repeated: {', '.join(duplicates)}")
         return self
+
+    # ---- round-trip times and the BDP (study C) ---------------------------
+
+    @property
+    def _fixed_rtt_s(self) -> float:
+        """Round-trip propagation time outside the sender's access link (s)."""
+        reverse = self.reverse.delay if self.reverse is not None else self.bottleneck.delay
+        return self.bottleneck.delay + reverse + 2 * self.receiver.delay
+
+    def path_rtt_s(self, group: str) -> float:
+        """Round-trip propagation time between a sender group's hosts and the receiver (s)."""
+        for entry in self.senders:
+            if entry.name == group:
+                return 2 * entry.delay + self._fixed_rtt_s
+        raise KeyError(group)
+
+    @property
+    def bdp_rtt_s(self) -> float:
+        """Smallest RTT of the ``bdp_senders`` groups (all groups by default), in s."""
+        groups = self.bdp_senders or [entry.name for entry in self.senders]
+        return min(self.path_rtt_s(group) for group in groups)
+
+    @model_validator(mode="after")
+    def _derive_rtt_delays(self) -> DumbbellTopology:
+        if self.receiver.rtt is not None:
+            raise ValueError("receiver.rtt: only sender groups take an rtt")
+        known = [entry.name for entry in self.senders]
+        unknown = [g for g in self.bdp_senders or [] if g not in known]
+        if unknown:
+            raise ValueError(f"bdp_senders: unknown sender groups {unknown}; groups: {known}")
+        senders = []
+        for i, entry in enumerate(self.senders):
+            if entry.rtt is None:
+                senders.append(entry)
+                continue
+            delay = (entry.rtt - self._fixed_rtt_s) / 2
+            if delay < 0:
+                raise ValueError(
+                    f"senders[{i}].rtt: {entry.rtt * 1000:g} ms is shorter than the round trip "
+                    f"outside the access link ({self._fixed_rtt_s * 1000:g} ms)"
+                )
+            if "delay" in entry.model_fields_set and not np.isclose(entry.delay, delay):
+                raise ValueError(f"senders[{i}]: give rtt or delay, not both")
+            senders.append(entry.model_copy(update={"delay": delay}))
+        return self.model_copy(update={"senders": senders})
 
 
 Topology = Annotated[AccessTopology | DumbbellTopology, Field(discriminator="kind")]
@@ -358,12 +426,29 @@ class TcpSettings(_Strict):
     recv_buffer: Size = Field(default=4 * 1024 * 1024, gt=0)
     recovery: Literal["prr", "classic"] = "prr"
     min_rto: Duration = Field(default=1.0, gt=0)
+    max_ssthresh_pkts: int | None = Field(
+        default=None,
+        ge=2,
+        description="limited slow start (RFC 3742) above this many segments; None: off",
+    )
 
 
 class TraceSettings(_Strict):
     """What the run records."""
 
     interval: Duration = Field(default=0.1, gt=0, description="sampling period (s)")
+    congestion_state: list[str] = Field(
+        default_factory=list,
+        description="traced values of the congestion controls to sample (e.g. RenoCount)",
+    )
+
+    @field_validator("congestion_state")
+    @classmethod
+    def _source_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name.isidentifier():
+                raise ValueError(f"{name!r} is not a trace source name")
+        return names
 
 
 class Note(_Strict):
@@ -461,6 +546,41 @@ class Scenario(_Strict):
                 raise ValueError(f"traffic.{name}: {exc}") from None
         return self
 
+    @model_validator(mode="after")
+    def _bdp_buffer(self) -> Scenario:
+        topo = self.topology
+        if not isinstance(topo, DumbbellTopology) or topo.buffer_bdp is None:
+            return self
+        pkts = self.bdp_pkts(topo.buffer_bdp)
+        given = topo.bottleneck
+        if "buffer_pkts" in given.model_fields_set and given.buffer_pkts != pkts:
+            raise ValueError(
+                f"topology.bottleneck.buffer_pkts ({given.buffer_pkts}) contradicts "
+                f"topology.buffer_bdp ({topo.buffer_bdp:g} x BDP = {pkts} packets); give one"
+            )
+        bottleneck = given.model_copy(update={"buffer_pkts": pkts})
+        return self.model_copy(
+            update={"topology": topo.model_copy(update={"bottleneck": bottleneck})}
+        )
+
+    @property
+    def packet_bytes(self) -> int:
+        """IP size of a full-sized data segment: MSS + TCP/IP headers (+ timestamps)."""
+        return self.tcp.mss + 40 + (12 if self.tcp.timestamps else 0)
+
+    def bdp_pkts(self, fraction: float = 1.0) -> int:
+        """``fraction`` of the dumbbell's BDP C x min RTT, in full-sized packets (>= 2).
+
+        C is the bottleneck rate, the RTT the smallest round-trip propagation time of
+        the ``bdp_senders`` groups (:attr:`DumbbellTopology.bdp_rtt_s`); the buffer of
+        the paper of study C, "a fraction of the BDP C·min(RTT1, RTT2)".
+        """
+        topo = self.topology
+        if not isinstance(topo, DumbbellTopology):
+            raise ValueError("the BDP is defined for the dumbbell topology only")
+        bdp = topo.bottleneck.rate * topo.bdp_rtt_s / (8.0 * self.packet_bytes)
+        return max(2, round(fraction * bdp))
+
     def endpoints_of(self, flow_name: str) -> tuple[str, str]:
         """Return (src, dst) host names of a flow or traffic generator.
 
@@ -555,7 +675,7 @@ def _parse_yaml_file(name: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", str(path)) from None
     try:
-        data = yaml.safe_load(text)
+        data = copy.deepcopy(_parse_yaml(text))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
@@ -564,6 +684,12 @@ def _parse_yaml_file(name: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError("a scenario file must be a YAML mapping", str(path))
     return data
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_yaml(text: str) -> Any:
+    """Parsed YAML of a file's text, cached by content (a sweep reloads the same files)."""
+    return yaml.safe_load(text)
 
 
 def _load_raw(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
@@ -609,16 +735,32 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
     out = copy.deepcopy(data)
     for text in overrides:
         path, value = parse_override(text)
-        node = out
+        node: Any = out
         for part in path[:-1]:
+            if isinstance(node, list):  # a list item by its index: topology.senders.0.rtt
+                node = node[_list_index(node, part, text)]
+                continue
             child = node.get(part)
             if child is None:
                 child = node[part] = {}
-            if not isinstance(child, dict):
+            if not isinstance(child, (dict, list)):
                 raise ConfigError(f"override {text!r}: {part!r} is not a mapping", "--set")
             node = child
-        node[path[-1]] = value
+        if isinstance(node, list):
+            node[_list_index(node, path[-1], text)] = value
+        else:
+            node[path[-1]] = value
     return out
+
+
+def _list_index(items: list[Any], part: str, text: str) -> int:
+    """Index ``part`` of a list in an override path, or ConfigError."""
+    if not part.isdigit() or int(part) >= len(items):
+        raise ConfigError(
+            f"override {text!r}: {part!r} is not an index of a list of {len(items)} items",
+            "--set",
+        )
+    return int(part)
 
 
 def _format_location(loc: tuple[Any, ...]) -> str:

@@ -27,6 +27,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from tcprepro import provenance
@@ -64,6 +65,19 @@ def _setting(path: str, value: Any) -> str:
     return f"{path}={text}"
 
 
+def _paths(dimension: Mapping[str, Any]) -> list[str]:
+    """Scenario key paths a swept dimension sets (one path, or several set to one value)."""
+    path = dimension["path"]
+    return [path] if isinstance(path, str) else list(path)
+
+
+def _cell_text(value: Any) -> str:
+    """A sweep value as written in cell names: floats without exponents (1e-07 -> 0.0000001)."""
+    if isinstance(value, float) and "e" in repr(value):
+        return np.format_float_positional(value, trim="-")
+    return str(value)
+
+
 def pending_reason(value: Any) -> str | None:
     """Why a sweep value cannot run yet (a variant/qdisc whose model is pending), else None."""
     if not isinstance(value, str):
@@ -84,7 +98,7 @@ def cell_name(sweep: Mapping[str, Any]) -> str:
     """File-system name of a cell: ``up-Cubic_down-NewReno``."""
     parts = []
     for dim, value in sweep.items():
-        text = str(value)
+        text = _cell_text(value)
         if not _CELL_VALUE.match(text):
             raise ConfigError(
                 f"sweep value {text!r} of {dim!r} must be letters, digits, '.' or '+'"
@@ -229,7 +243,7 @@ class WorkflowConfig:
             if "cases" in spec:
                 settings += list(spec["cases"][value].items())
             else:
-                settings.append((spec["path"], value))
+                settings += [(path, value) for path in _paths(spec)]
         return settings
 
     def sweep_values(self, figure: str, tier: str | None = None) -> dict[str, list[Any]]:

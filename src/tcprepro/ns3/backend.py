@@ -203,6 +203,7 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
         spec.bytes = size_bytes
         spec.pacing = pacing
         spec.group = group
+        spec.max_ssthresh_pkts = scenario.tcp.max_ssthresh_pkts or 0
         sim.AddFlow(spec)
 
     for flow in plan.flows:
@@ -266,6 +267,7 @@ class CallRecorder:
         "rate_bps",
         "packet_bytes",
         "stop_s",
+        "max_ssthresh_pkts",
     )
 
     def __init__(self) -> None:
@@ -304,6 +306,7 @@ class CallRecorder:
             rate_bps=0.0,
             packet_bytes=0,
             stop_s=0.0,
+            max_ssthresh_pkts=0,
         )
 
     def _line(self, *fields: object) -> None:
@@ -425,13 +428,16 @@ def run_scenario(
         Attributes added to the dataset (e.g. the figure and sweep values).
     congestion_state
         Names of traced values of the flows' congestion-control models to sample
-        (e.g. ``DelayWindow`` of Compound); each becomes a ``cc_<name>`` variable
-        over (flow, time), NaN for flows whose model lacks it.
+        (e.g. ``DelayWindow`` of Compound), in addition to the scenario's
+        ``trace.congestion_state``; each becomes a ``cc_<name>`` variable over
+        (flow, time), NaN for flows whose model lacks it.
     """
     scenario.check_rep(rep)
     check_scenario(scenario)
     lib = build.load()
     plan = build_plan(scenario, rep)
+    # the scenario's own trace.congestion_state, then any the caller adds
+    congestion_state = list(dict.fromkeys([*scenario.trace.congestion_state, *congestion_state]))
     started = time.perf_counter()
     with _simulation(lib, scenario.seed, rep + 1) as sim:
         _instantiate(lib, sim, scenario, plan)

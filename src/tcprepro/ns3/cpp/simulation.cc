@@ -19,6 +19,7 @@
 
 #include "asymmetric-channel.h"
 #include "pfq-lqd-queue-disc.h"
+#include "tcp-limited-slow-start.h"
 #include "trace-state.h"
 
 #include "ns3/applications-module.h"
@@ -358,6 +359,14 @@ FlowSender::StartApplication()
             *state = value;
         });
     }
+    if (flow.spec.max_ssthresh_pkts > 0)
+    {
+        // RFC 3742 limited slow start around the flow's own congestion control
+        auto limited = CreateObject<TcpLimitedSlowStart>();
+        limited->SetAttribute("MaxSsThresh", UintegerValue(flow.spec.max_ssthresh_pkts));
+        limited->SetInner(ops);
+        ops = limited;
+    }
     tcp->SetCongestionControlAlgorithm(ops);
     if (flow.spec.pacing)
     {
@@ -365,7 +374,12 @@ FlowSender::StartApplication()
     }
     PointerValue ccInUse;
     tcp->GetAttribute("CongestionOps", ccInUse);
-    flow.ccTypeInUse = ccInUse.Get<TcpCongestionOps>()->GetInstanceTypeId().GetName();
+    Ptr<TcpCongestionOps> inUse = ccInUse.Get<TcpCongestionOps>();
+    if (auto limited = DynamicCast<TcpLimitedSlowStart>(inUse))
+    {
+        inUse = limited->GetInner(); // report the congestion control, not the decorator
+    }
+    flow.ccTypeInUse = inUse->GetInstanceTypeId().GetName();
     tcp->Bind();
     Address local;
     tcp->GetSockName(local);

@@ -48,6 +48,7 @@ struct FlowSpec
     uint64_t bytes = 0;              ///< 0: bulk (unlimited) flow
     bool pacing = false;             ///< enable ns-3 TCP pacing on the sending socket
     int group = -1;                  ///< AddGroup index: counted in that group's series only
+    uint32_t max_ssthresh_pkts = 0;  ///< > 0: limited slow start (RFC 3742) above this cwnd
     // A UDP Poisson packet source instead of a TCP connection:
     bool udp = false;
     double rate_bps = 0;             ///< mean on-the-wire rate of the IP packets

@@ -1,0 +1,179 @@
+"""Checks of study C's claims (Baiocchi, Castellani, Vacirca, YeAH-TCP, PFLDnet 2007).
+
+Each function reads combined datasets (C1: dimensions ``second``, ``rep``; C3.1:
+``protocol``, ``rtt``, ``buffer``, ``rep``; C3.6: ``protocol``, ``loss``, ``rep``)
+through :mod:`tcprepro.analysis_c` and returns a
+:class:`~tcprepro.claims.ClaimResult`. The value string always carries the
+reproduced numbers, whatever the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import xarray as xr
+
+from tcprepro import analysis_c
+from tcprepro.claims import ClaimResult, check
+
+__all__: list[str] = []
+
+
+def _verdict(ok: bool) -> str:
+    return "reproduced" if ok else "not reproduced"
+
+
+def _cell_runs(ds: xr.Dataset, dim: str, value: str) -> list[xr.Dataset]:
+    """The runs (one per repetition) of one cell; empty when the cell has no run."""
+    if value not in [str(v) for v in ds[dim].values]:
+        return []
+    cell = ds.sel({dim: value})
+    runs = [cell.isel(rep=i) for i in range(cell.sizes["rep"])]
+    return [run for run in runs if bool(run["cwnd_bytes"].notnull().any())]
+
+
+@check
+def c_yeah_flows_converge(
+    data: Mapping[str, xr.Dataset],
+    figure: str,
+    factor: float,
+    smooth_s: float,
+    max_rtts: float,
+    end_tolerance: float,
+) -> ClaimResult:
+    """Two YeAH flows: the later one's window reaches the first's quickly, and stays.
+
+    Per repetition of the (second = YeahPaper) cell: the time from the second flow's
+    start until the ``smooth_s``-mean windows are within ``factor`` of each other,
+    in base RTTs of the path; and the relative difference of the mean windows over
+    the last third of the run.
+    """
+    runs = _cell_runs(data[figure], "second", "YeahPaper")
+    if not runs:
+        return ClaimResult("—", "pending", f"{figure} has no YeahPaper/YeahPaper run")
+    parts, ok = [], True
+    for run in runs:
+        rtt_s = analysis_c.path_rtt_s(str(run["run_config"].values))
+        converged_s = analysis_c.convergence_time_s(run, factor=factor, smooth_s=smooth_s)
+        cwnd = analysis_c.cwnd_pkts(run)
+        last = run["time"] > float(run["time"].max()) * 2 / 3
+        first, second = (float(cwnd.sel(flow=f).where(last).mean()) for f in ("f1", "f2"))
+        gap = abs(first - second) / max(first, second)
+        rtts = converged_s / rtt_s
+        ok &= bool(np.isfinite(rtts) and rtts <= max_rtts and gap <= end_tolerance)
+        when = "never" if not np.isfinite(rtts) else f"after {converged_s:.1f} s ({rtts:.0f} RTTs)"
+        parts.append(
+            f"rep {int(run['rep'])}: within x{factor:g} {when}; last third cwnd "
+            f"{first:.0f} vs {second:.0f} segments ({gap:.0%} apart)"
+        )
+    return ClaimResult("; ".join(parts), _verdict(ok), f"{len(runs)} repetition(s)")
+
+
+@check
+def c_yeah_against_reno(
+    data: Mapping[str, xr.Dataset],
+    figure: str,
+    min_slow_fraction: float,
+    share_range: Sequence[float],
+) -> ClaimResult:
+    """YeAH against a later Reno flow: cwnd falls below count_reno, then Reno-like sharing.
+
+    Per repetition of the (second = NewReno) cell: YeAH's window must fall below its
+    count_reno estimate after the Reno flow starts; from then on YeAH must be in Slow
+    (Reno) mode in at least ``min_slow_fraction`` of the samples, and its share of the
+    goodput over the second half of the run must lie in ``share_range``.
+    """
+    runs = _cell_runs(data[figure], "second", "NewReno")
+    if not runs:
+        return ClaimResult("—", "pending", f"{figure} has no YeahPaper/NewReno run")
+    if "cc_RenoCount" not in data[figure]:
+        return ClaimResult("—", "pending", f"{figure} did not sample YeAH's count_reno")
+    low, high = share_range
+    parts, ok = [], True
+    for run in runs:
+        seen = analysis_c.reno_detection(run)
+        detected = np.isfinite(seen["detected_s"])
+        ok &= bool(
+            detected and seen["slow_fraction"] >= min_slow_fraction and low <= seen["share"] <= high
+        )
+        when = f"{seen['detected_s']:.1f} s after Reno's start" if detected else "never"
+        parts.append(
+            f"rep {int(run['rep'])}: cwnd < count_reno {when}; Slow mode "
+            f"{seen['slow_fraction']:.0%} of the time after; YeAH's share "
+            f"{seen['share']:.2f} (second half)"
+        )
+    return ClaimResult("; ".join(parts), _verdict(ok), f"{len(runs)} repetition(s)")
+
+
+@check
+def c_yeah_low_stress_full_utilisation(
+    data: Mapping[str, xr.Dataset],
+    figure: str,
+    others: Sequence[str],
+    min_cell_fraction: float,
+    min_utilisation: float,
+) -> ClaimResult:
+    """YeAH's queue and loss against the other high-speed variants, and its utilisation.
+
+    Per (RTT, buffer) cell of the two-flow runs, means over repetitions: is YeAH's mean
+    queue the lowest (ties count) of YeAH and ``others``, is its loss probability the
+    lowest, is its utilisation at least ``min_utilisation``? Each must hold in at least
+    ``min_cell_fraction`` of the cells where YeAH and another variant ran.
+    """
+    table = analysis_c.pair_metrics(data[figure]).mean("rep")
+    present = [str(p) for p in table["protocol"].values]
+    rivals = [p for p in others if p in present]
+    if "YeahPaper" not in present or not rivals:
+        return ClaimResult("—", "pending", "no YeahPaper run or no other high-speed variant")
+    yeah = table.sel(protocol="YeahPaper")
+    rest = table.sel(protocol=rivals)
+    cells = (yeah["utilisation"].notnull() & rest["utilisation"].notnull().any("protocol")).values
+    n = int(cells.sum())
+    if n == 0:
+        return ClaimResult("—", "pending", "no cell has YeahPaper and another variant")
+    queue_ok = (yeah["queue_pkts"] <= rest["queue_pkts"].min("protocol")).values[cells]
+    loss_ok = (yeah["loss_probability"] <= rest["loss_probability"].min("protocol")).values[cells]
+    util = yeah["utilisation"].values[cells]
+    util_ok = util >= min_utilisation
+    need = min_cell_fraction * n
+    ok = queue_ok.sum() >= need and loss_ok.sum() >= need and util_ok.sum() >= need
+    ratio_queue = (yeah["queue_pkts"] / rest["queue_pkts"].min("protocol")).values[cells]
+    value = (
+        f"lowest mean queue in {int(queue_ok.sum())}/{n} cells (YeAH / best other: "
+        f"median {np.nanmedian(ratio_queue):.2f}); lowest loss probability in "
+        f"{int(loss_ok.sum())}/{n}; utilisation >= {min_utilisation:.0%} in "
+        f"{int(util_ok.sum())}/{n} (min {np.nanmin(util):.0%}, median {np.median(util):.0%})"
+    )
+    return ClaimResult(value, _verdict(bool(ok)), f"{n} cells, against {', '.join(rivals)}")
+
+
+@check
+def c_yeah_robust_to_random_loss(
+    data: Mapping[str, xr.Dataset],
+    figure: str,
+    max_loss: float,
+    min_utilisation: float,
+    reference: str,
+) -> ClaimResult:
+    """YeAH's utilisation under random loss: high up to ``max_loss``, never below Reno's."""
+    table = analysis_c.robustness(data[figure])["utilisation"].mean("rep")
+    present = [str(p) for p in table["protocol"].values]
+    if "YeahPaper" not in present:
+        return ClaimResult("—", "pending", f"{figure} has no YeahPaper run")
+    losses = np.asarray(table["loss"].values, dtype=float)
+    yeah = table.sel(protocol="YeahPaper").values
+    low = (losses <= max_loss) & np.isfinite(yeah)
+    if not low.any():
+        return ClaimResult("—", "pending", f"no random loss rate <= {max_loss:g} in this build")
+    ok = bool((yeah[low] >= min_utilisation).all())
+    parts = [f"YeAH {u:.0%} at p = {p:g}" for p, u in zip(losses, yeah, strict=True)]
+    if reference in present:
+        ref = table.sel(protocol=reference).values
+        both = np.isfinite(yeah) & np.isfinite(ref)
+        ok &= bool((yeah[both] >= ref[both]).all())
+        parts.append(
+            f"{analysis_c.LABELS.get(reference, reference)}: "
+            + ", ".join(f"{u:.0%}" for u in ref[both])
+        )
+    return ClaimResult("; ".join(parts), _verdict(ok), f"{int(np.isfinite(yeah).sum())} rates")

@@ -1,0 +1,323 @@
+"""Study C's figures (YeAH-TCP, PFLDnet 2007), drawn from combined datasets.
+
+This module owns the drawing of C1 (Fig. 1: congestion windows and queue) and of
+the metric suite C3.1-C3.6 (one compact figure per metric). Every number comes
+from :mod:`tcprepro.analysis_c`; nothing is simulated or hard-coded here. Points
+are means over repetitions with ±1 standard deviation bars (when there are
+several repetitions); a cell without runs is simply absent from its curve.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import xarray as xr
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from tcprepro import analysis_c
+
+__all__ = ["cwnd_panels", "loss_table_figure", "metric_figure"]
+
+_COLOURS = {
+    "Cubic": "#4c72b0",
+    "HighSpeed": "#dd8452",
+    "Htcp": "#55a868",
+    "Compound": "#8172b3",
+    "YeahPaper": "#c44e52",
+    "Yeah": "#da8bc3",
+    "NewReno": "#333333",
+}
+#: the later flow of C1, told apart from the first YeAH flow
+_SECOND_COLOURS = {"YeahPaper": "#4c72b0", "NewReno": "#333333"}
+_MARKERS = {"Cubic": "o", "HighSpeed": "s", "Htcp": "^", "Compound": "D", "YeahPaper": "*"}
+
+
+def _style(protocol: str) -> dict[str, object]:
+    return {
+        "color": _COLOURS.get(protocol, "0.5"),
+        "marker": _MARKERS.get(protocol, "v"),
+        "label": analysis_c.LABELS.get(protocol, protocol),
+        "linewidth": 2.2 if protocol == "YeahPaper" else 1.3,
+        "markersize": 9 if protocol == "YeahPaper" else 5,
+    }
+
+
+def _protocols(ds: xr.Dataset) -> list[str]:
+    return [str(p) for p in ds["protocol"].values]
+
+
+def _curve(ax: Axes, x: np.ndarray, values: xr.DataArray, protocol: str, **extra: object) -> None:
+    """Mean over ``rep`` against ``x``, with ±1 std bars when there are repetitions."""
+    mean = values.mean("rep").values
+    spread = values.std("rep", ddof=1).values if values.sizes.get("rep", 1) > 1 else None
+    keep = np.isfinite(mean)
+    style = {**_style(protocol), **extra}
+    if spread is None:
+        ax.plot(x[keep], mean[keep], **style)
+    else:
+        ax.errorbar(x[keep], mean[keep], yerr=spread[keep], capsize=2, **style)
+
+
+def _rtt_axis(ax: Axes, rtt_ms: np.ndarray, label: str = "RTT (ms)") -> None:
+    ax.set_xscale("log")
+    ax.set_xticks(rtt_ms)
+    ax.set_xticklabels([f"{v:g}" for v in rtt_ms])
+    ax.minorticks_off()
+    ax.set_xlabel(label)
+
+
+def _per_buffer(ds: xr.Dataset, variable: str, ylabel: str, title: str, scale: float) -> Figure:
+    """C3.1 / C3.2: one panel per buffer, the variable against the RTT, a curve per protocol."""
+    table = analysis_c.pair_metrics(ds)[variable] * scale
+    rtt_ms = analysis_c.ms(ds["rtt"].values)
+    buffers = list(ds["buffer"].values)
+    fig, axes = plt.subplots(
+        1, len(buffers), figsize=(3.2 * len(buffers) + 1.5, 3.0), sharey=True, squeeze=False
+    )
+    for ax, buffer in zip(axes[0], buffers, strict=True):
+        for protocol in _protocols(ds):
+            _curve(ax, rtt_ms, table.sel(buffer=buffer, protocol=protocol), protocol)
+        _rtt_axis(ax, rtt_ms)
+        ax.set_title(f"buffer {float(buffer):g} BDP", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel(ylabel)
+    axes[0, -1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _stress(ds: xr.Dataset, title: str) -> Figure:
+    """C3.5: loss probability (log, zero at the floor) and mean queue / buffer vs RTT."""
+    table = analysis_c.pair_metrics(ds)
+    rtt_ms = analysis_c.ms(ds["rtt"].values)
+    buffers = list(ds["buffer"].values)
+    styles = ["-", "--", ":", "-."]
+    fig, (loss_ax, queue_ax) = plt.subplots(1, 2, figsize=(9.5, 3.3))
+    loss = table["loss_probability"].mean("rep")
+    positive = loss.where(loss > 0)
+    floor = float(positive.min()) / 10 if np.isfinite(positive.min()) else 1e-7
+    for i, buffer in enumerate(buffers):
+        for protocol in _protocols(ds):
+            line = {"linestyle": styles[i % len(styles)]}
+            if i:
+                line["label"] = None
+            values = loss.sel(buffer=buffer, protocol=protocol).values
+            shown = np.where(values > 0, values, floor)
+            keep = np.isfinite(values)
+            style = {**_style(protocol), **line}
+            loss_ax.plot(rtt_ms[keep], shown[keep], **style)
+            zero = keep & (values == 0)
+            loss_ax.plot(
+                rtt_ms[zero],
+                shown[zero],
+                linestyle="none",
+                marker="o",
+                markerfacecolor="white",
+                color=_COLOURS.get(protocol, "0.5"),
+            )
+            _curve(
+                queue_ax,
+                rtt_ms,
+                table["queue_fraction"].sel(buffer=buffer, protocol=protocol),
+                protocol,
+                **line,
+            )
+    loss_ax.set_yscale("log")
+    loss_ax.axhline(floor, color="0.6", linewidth=0.8)
+    loss_ax.text(rtt_ms[0], floor, " no loss", va="bottom", fontsize=7, color="0.4")
+    loss_ax.set_ylabel("loss probability (buffer overflow)")
+    queue_ax.set_ylabel("mean queue / buffer")
+    queue_ax.set_ylim(0, 1.05)
+    for ax in (loss_ax, queue_ax):
+        _rtt_axis(ax, rtt_ms)
+        ax.grid(alpha=0.3)
+    handles = [
+        plt.Line2D([], [], color="0.3", linestyle=styles[i % len(styles)])
+        for i in range(len(buffers))
+    ]
+    queue_ax.legend(
+        [*queue_ax.get_legend_handles_labels()[0], *handles],
+        [*queue_ax.get_legend_handles_labels()[1], *(f"{float(b):g} BDP" for b in buffers)],
+        fontsize=8,
+        loc="center left",
+        bbox_to_anchor=(1.02, 0.5),
+    )
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def _single_panel(
+    ds: xr.Dataset,
+    values: xr.DataArray,
+    dim: str,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    reference: float | None,
+    log_x: bool,
+) -> Figure:
+    """C3.3 / C3.4 / C3.6: one panel, the value against a swept dimension, per protocol."""
+    labels = list(ds[dim].values)
+    x = analysis_c.ms(labels) if isinstance(labels[0], str) else np.asarray(labels, dtype=float)
+    fig, ax = plt.subplots(figsize=(5.6, 3.3))
+    for protocol in _protocols(ds):
+        _curve(ax, x, values.sel(protocol=protocol), protocol)
+    if log_x and isinstance(labels[0], str):
+        _rtt_axis(ax, x, xlabel)
+    elif log_x:
+        ax.set_xscale("log")
+    if len(x) == 1:
+        ax.set_xlim(x[0] / 2, x[0] * 2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if reference is not None:
+        ax.axhline(reference, color="0.5", linestyle="--", linewidth=1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    ax.set_title(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def metric_figure(figure_id: str, ds: xr.Dataset) -> Figure:
+    """The figure of one metric of the suite (C3.1-C3.6) from its combined dataset.
+
+    C3.1, C3.2 and C3.5 read the runs of C3.1 (two flows of one protocol, equal RTTs).
+    """
+    if figure_id == "C3.1":
+        return _per_buffer(
+            ds, "utilisation", "utilisation (%)", "C3.1: efficiency, two flows", 100.0
+        )
+    if figure_id == "C3.2":
+        return _per_buffer(
+            ds, "jain", "Jain index", "C3.2: internal fairness, two flows, equal RTTs", 1.0
+        )
+    if figure_id == "C3.5":
+        return _stress(ds, "C3.5: network stress, two flows")
+    if figure_id == "C3.3":
+        return _single_panel(
+            ds,
+            analysis_c.rtt_fairness(ds),
+            "rtt2",
+            "RTT2 (ms)",
+            "goodput RTT2 flow / RTT1 flow",
+            "C3.3: RTT fairness (RTT1 = 40 ms)",
+            1.0,
+            True,
+        )
+    if figure_id == "C3.4":
+        return _single_panel(
+            ds,
+            analysis_c.reno_share(ds),
+            "rtt",
+            "RTT (ms)",
+            "share of the goodput",
+            "C3.4: friendliness, one flow vs one Reno flow",
+            0.5,
+            True,
+        )
+    if figure_id == "C3.6":
+        return _single_panel(
+            ds,
+            analysis_c.robustness(ds)["utilisation"] * 100.0,
+            "loss",
+            "random packet-loss probability",
+            "utilisation (%)",
+            "C3.6: robustness to random losses, one flow",
+            None,
+            True,
+        )
+    raise ValueError(f"{figure_id!r} is not a figure of the C3 metric suite")
+
+
+def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str = "") -> Figure:
+    """C1 (Fig. 1): one panel per second-flow variant, windows and queue against time.
+
+    Congestion windows of f1 (YeAH) and f2 in segments (left axis), YeAH's count_reno
+    estimate (dotted, when sampled) and the bottleneck queue in packets (right axis).
+    """
+    cwnd = analysis_c.cwnd_pkts(ds)
+    seconds = ds["second"].values
+    fig, axes = plt.subplots(len(seconds), 1, figsize=(8, 2.7 * len(seconds)), sharex=True)
+    axes = np.atleast_1d(axes)
+    for ax, second in zip(axes, seconds, strict=True):
+        run = ds.sel(second=second).isel(rep=rep)
+        time = run["time"].values
+        window = cwnd.sel(second=second).isel(rep=rep)
+        ax.plot(time, window.sel(flow="f1"), color=_COLOURS["YeahPaper"], label="cwnd YeAH 1")
+        second_label = f"cwnd {analysis_c.LABELS.get(str(second), str(second))} 2"
+        ax.plot(
+            time,
+            window.sel(flow="f2"),
+            color=_SECOND_COLOURS.get(str(second), "0.3"),
+            label=second_label,
+            alpha=0.85,
+        )
+        if "cc_RenoCount" in run:
+            ax.plot(
+                time,
+                run["cc_RenoCount"].sel(flow="f1"),
+                color=_COLOURS["YeahPaper"],
+                linestyle=":",
+                linewidth=1,
+                label="count_reno YeAH 1",
+            )
+        queue_ax = ax.twinx()
+        queue_ax.plot(time, run["queue_pkts"].sel(link="bottleneck"), color="0.55", linewidth=0.6)
+        queue_ax.set_ylabel("queue (packets)", color="0.45")
+        queue_ax.set_ylim(bottom=0)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel("cwnd (segments)")
+        ax.set_zorder(queue_ax.get_zorder() + 1)
+        ax.patch.set_visible(False)
+        handles, labels = ax.get_legend_handles_labels()
+        handles.append(plt.Line2D([], [], color="0.55", linewidth=0.8))
+        labels.append("Queue")
+        ax.legend(handles, labels, fontsize=8, loc="upper right", ncols=2)
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlabel("Time (s)")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def loss_table_figure(frame: pd.DataFrame, title: str = "") -> Figure:
+    """Table C2 as a chart: loss probability per protocol at the two RTTs (log scale).
+
+    Bars are this reproduction's values (a zero is drawn as an empty slot and
+    labelled "0"); black diamonds are the values legible in the paper's Table I.
+    """
+    rtts = [c.removesuffix(", here") for c in frame.columns if c.endswith(", here")]
+    fig, axes = plt.subplots(1, len(rtts), figsize=(4.2 * len(rtts), 3.0), sharey=True)
+    axes = np.atleast_1d(axes)
+    x = np.arange(len(frame))
+    for ax, rtt in zip(axes, rtts, strict=True):
+        here = frame[f"{rtt}, here"].to_numpy(dtype=float)
+        paper = frame[f"{rtt}, paper"].to_numpy(dtype=float)
+        ax.bar(x, np.where(here > 0, here, np.nan), color="#c44e52", alpha=0.8, label="here")
+        for i in np.flatnonzero(here == 0):
+            ax.annotate(
+                "0",
+                (x[i], 0),
+                xycoords=("data", "axes fraction"),
+                ha="center",
+                va="bottom",
+                fontsize=8,
+            )
+        ax.plot(x, paper, "kD", label="paper (Table I)")
+        ax.set_xticks(x)
+        ax.set_xticklabels(frame["Protocol"], rotation=30, fontsize=8)
+        ax.set_title(rtt, fontsize=10)
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_ylabel("loss probability")
+    axes[-1].legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return fig
