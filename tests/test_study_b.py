@@ -121,7 +121,8 @@ def test_a_malformed_sweep_dimension_is_refused(config, change, message):
 def test_figures_drawn_from_another_have_no_runs(config):
     assert config.source("B5.13") == "B5.10"
     assert config.runs("B5.13", "quick") == []
-    assert config.simulated_figures[-5:] == ["B5.1", "B5.10", "B5.14", "B5.16", "B5.20"]
+    simulated_b = [f for f in config.simulated_figures if f.startswith("B")]
+    assert simulated_b == ["B5.1", "B5.10", "B5.14", "B5.16", "B5.20"]
     data = copy.deepcopy(dict(config.data))
     data["figures"]["B5.13"]["data"] = "B5.11"  # a figure that is itself drawn from another
     with pytest.raises(ConfigError, match=r"figures\.B5\.13\.data"):

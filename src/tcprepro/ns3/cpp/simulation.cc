@@ -866,6 +866,11 @@ Simulation::Simulation(uint32_t seed, uint32_t run)
     Config::Reset();
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(run);
+    // Random variables without an explicit stream (the error models' among them) take
+    // the next automatic stream index, a process-wide counter that Simulator::Destroy
+    // does not reset: without this, a run's losses depended on the runs before it in
+    // the same worker process.
+    RngSeedManager::ResetNextStreamIndex();
 }
 
 Simulation::~Simulation()
