@@ -18,6 +18,10 @@ BIN := $(VENV)/bin
 PROFILE ?= quick
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS ?=
+# The suite runs in two phases: everything but the emulations on $(CORES) pytest
+# workers (one test file per worker), then the emulations alone, so that a busy core
+# never distorts the fidelity probes of a real-time emulated run.
+PYTEST_WORKERS ?= $(CORES)
 # emulated figures (X1): empty = the profile's setting (auto for quick and paper);
 # EMULATION=exclude | include | auto overrides it
 EMULATION ?=
@@ -48,7 +52,8 @@ figures: setup-figures
 	@echo "Paper: paper/build/tcprepro.pdf   Figures: paper/figures/   Data: data/"
 
 test: setup-test
-	pytest $(PYTEST_ARGS)
+	pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/test_emulation.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	pytest tests/test_emulation.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 setup-figures: apt-figures venv mininet-link models
 setup-test: apt-test venv mininet-link models

@@ -1,5 +1,6 @@
 """Project hygiene that can fail: dependency lists in step, clean notebooks, lint, CI."""
 
+import itertools
 import json
 import re
 import subprocess
@@ -119,7 +120,7 @@ def test_workflow_config_references_existing_files_named_by_catalogue_id():
         ids = [part for part in notebook.stem.split("_") if part in order]
         covered = set(ids) | {
             order[k]
-            for first, last in zip(ids, ids[1:], strict=False)
+            for first, last in itertools.pairwise(ids)
             for k in range(order.index(first), order.index(last) + 1)
         }
         assert source in covered, f"{notebook} is not named after {source}"

@@ -29,6 +29,7 @@ __all__ = [
     "buffer_model_figure",
     "buffer_windows_figure",
     "crosscheck_scatter",
+    "empty_panel",
     "loss_models_figure",
     "response_time_curves",
     "save_figure",
@@ -235,17 +236,7 @@ def response_time_curves(
             if not drawn:
                 few = not panel.empty and panel["n"].sum() > 0
                 empty = f"fewer than {min_transfers}\ntransfers per size bin" if few else "pending"
-                ax.text(
-                    0.5,
-                    0.5,
-                    empty,
-                    ha="center",
-                    va="center",
-                    color="0.4",
-                    transform=ax.transAxes,
-                    style="italic",
-                )
-                ax.set_facecolor("0.93")
+                empty_panel(ax, empty)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlim(edges[0], edges[-1])
@@ -351,6 +342,21 @@ def trace_panels(
     if title:
         fig.suptitle(title, fontsize=11)
     return fig
+
+
+def empty_panel(ax: plt.Axes, text: str = "not run in this tier") -> None:
+    """Grey a panel that has nothing to draw and say why, in its middle."""
+    ax.text(
+        0.5,
+        0.5,
+        text,
+        ha="center",
+        va="center",
+        color="0.4",
+        transform=ax.transAxes,
+        style="italic",
+    )
+    ax.set_facecolor("0.93")
 
 
 def save_figure(fig: Figure, path: str | Path) -> Path:

@@ -34,6 +34,7 @@ from matplotlib.colors import LinearSegmentedColormap, LogNorm
 from matplotlib.figure import Figure
 
 from tcprepro import analysis_b, bandwidth_sharing, metrics
+from tcprepro.plotting import empty_panel
 
 __all__ = ["TIME_SERIES", "describe_case", "draw"]
 
@@ -96,20 +97,6 @@ def describe_case(case: str) -> str:
 
 def _label(variant: str) -> str:
     return _VARIANT_LABELS.get(variant, variant)
-
-
-def _not_run(ax: Axes, text: str = "not run in this tier") -> None:
-    ax.text(
-        0.5,
-        0.5,
-        text,
-        ha="center",
-        va="center",
-        color="0.4",
-        transform=ax.transAxes,
-        style="italic",
-    )
-    ax.set_facecolor("0.93")
 
 
 def _has_run(ds: xr.Dataset) -> bool:
@@ -200,7 +187,7 @@ def _row_transfers(ax: Axes, run: xr.Dataset) -> None:
 
     frame = analysis_b.transfer_losses(run)
     if frame.empty:
-        _not_run(ax, "no background transfers")
+        empty_panel(ax, "no background transfers")
         return
     rng = np.random.default_rng(0)  # vertical position only: random, as in the thesis
     heights = frame["rate_bps"].fillna(0).to_numpy() / 1e6 * 0.1
@@ -281,7 +268,7 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         for i, row in enumerate(rows):
             ax = axes[i, j]
             if run is None:
-                _not_run(ax)
+                empty_panel(ax)
             else:
                 _ROWS[row](ax, run)
                 ax.axvline(run.attrs["warmup_s"], color="0.7", lw=0.6, ls=":")
@@ -342,8 +329,8 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
                 peak_bps = group.rate * mss / (mss + 54)
                 reference = cal.arrival_rate_per_s * cal.mean_size_bytes * 8 / peak_bps
         if not drawn:
-            _not_run(top)
-            _not_run(bottom)
+            empty_panel(top)
+            empty_panel(bottom)
         elif reference is not None:
             grid = np.arange(0, int(reference * 3) + 1)
             bottom.plot(
@@ -389,8 +376,8 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
     for r, rate in enumerate(rates):
         ax_phi, ax_gamma = axes[r]
         if buffer not in ds["buffer"].values:
-            _not_run(ax_phi)
-            _not_run(ax_gamma)
+            empty_panel(ax_phi)
+            empty_panel(ax_gamma)
             continue
         cell = table.sel(buffer=buffer, rate=rate)
         any_drawn = False
@@ -415,8 +402,8 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
                 [float(x) for x in rhos], [float(g) for g in curve], color=colours[variant]
             )
         if not any_drawn:
-            _not_run(ax_phi)
-            _not_run(ax_gamma)
+            empty_panel(ax_phi)
+            empty_panel(ax_gamma)
             continue
         ps = [float(bandwidth_sharing.processor_sharing_gamma(x)) for x in rhos]
         ax_gamma.plot([float(x) for x in rhos], ps, color="black", lw=1.6, label="PS")
@@ -444,7 +431,7 @@ def throughput_loss(ds: xr.Dataset, buffer: int) -> Figure:
     rate = str(ds["rate"].values[0])
     fig, ax = plt.subplots(figsize=(6.0, 4.2), layout="constrained")
     if buffer not in ds["buffer"].values or 1 not in ds["flows"].values:
-        _not_run(ax)
+        empty_panel(ax)
         return fig
     cell = ds.sel(buffer=buffer, rate=rate, flows=1)
     values = analysis_b.phi(cell) * 100
@@ -469,7 +456,7 @@ def throughput_loss(ds: xr.Dataset, buffer: int) -> Figure:
             textcoords="offset points",
         )
     if not drawn:
-        _not_run(ax)
+        empty_panel(ax)
         return fig
     ax.set_yscale("log")
     ax.set_xlabel(r"throughput of one flow, $\phi(1)$ (% of $(1-\rho_b)C$)")
@@ -486,13 +473,13 @@ def heat_maps(ds: xr.Dataset, rate: str) -> Figure:
     )
     if rate not in ds["rate"].values:
         for ax in axes[0]:
-            _not_run(ax)
+            empty_panel(ax)
         return fig
     table = analysis_b.phi_table(ds.sel(rate=rate))["phi"] * 100
     for ax, variant in zip(axes[0], variants, strict=True):
         grid = table.sel(variant=variant).transpose("buffer", "load").to_pandas()
         if grid.isna().all().all():
-            _not_run(ax)
+            empty_panel(ax)
             continue
         image = ax.imshow(
             grid.values, origin="lower", cmap="RdYlGn", vmin=0, vmax=100, aspect="auto"
@@ -521,7 +508,7 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
     if buffer not in ds["buffer"].values:
         for ax in axes:
-            _not_run(ax)
+            empty_panel(ax)
         return fig
     cell = ds.sel(buffer=buffer)
     if quantity == "throughput":
@@ -535,7 +522,7 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
     for ax, family in zip(axes, ("AIMD", "MIMD"), strict=True):
         rows = frame[frame["law"].str.startswith(family + ".")]
         if rows.empty:
-            _not_run(ax)
+            empty_panel(ax)
             continue
         order = [str(v) for v in ds["law"].values if str(v).startswith(family + ".")]
         order = [law for law in order if law in set(rows["law"])]
@@ -580,7 +567,7 @@ def pacing(ds: xr.Dataset) -> Figure:
             ax = axes[i, j]
             run = _first_run(ds, buffer=buffer, pacing=paced)
             if run is None:
-                _not_run(ax)
+                empty_panel(ax)
                 continue
             _row_cwnd(ax, run)
             mean = float(throughput.sel(buffer=buffer, pacing=paced).mean())
