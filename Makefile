@@ -40,7 +40,7 @@ APT_TEST := $(APT_FIGURES)
 export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: help figures test setup-figures setup-test apt-figures apt-test venv mininet-link \
-        models plan lint format clean clean-results
+        models plan bench lint format clean clean-results
 
 help:
 	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
@@ -54,6 +54,11 @@ figures: setup-figures
 test: setup-test
 	pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/test_emulation.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
 	pytest tests/test_emulation.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+# Benchmarks (issue 9): tcprepro against a native ns-3 program, start-up, scaling, memory,
+# storage and the smoke workflow end to end, written to BENCHMARKS.md with the machine.
+bench: setup-figures
+	tcprepro bench --write BENCHMARKS.md
 
 setup-figures: apt-figures venv mininet-link models
 setup-test: apt-test venv mininet-link models

@@ -198,3 +198,18 @@ def test_optional_variables_are_allowed_and_combine_with_runs_lacking_them():
     combined = store.combine_runs(runs)
     assert np.isnan(combined["backlog_pkts"].sel(qdisc="fifo")).all()
     assert (combined["backlog_pkts"].sel(qdisc="pfq_lqd") == 3).all()
+
+
+def test_combine_keeps_long_flow_names_that_the_first_run_lacks(tmp_path):
+    """Runs with different flows (study B's cases): the union of their names is not cut to
+    the first run's string width (``reno0`` first truncated ``hstcp0`` to ``hstcp``)."""
+    values = {"up": ["NewReno", "Cubic"], "down": ["Vegas"]}
+    paths = []
+    for up, flows in (("NewReno", ["reno0", "bg"]), ("Cubic", ["hstcp0", "hstcp1", "bg"])):
+        run = _figure_run(up, "Vegas", 0, values)
+        run = run.isel(flow=[0] * len(flows)).assign_coords(flow=np.array(flows))
+        paths.append(tmp_path / f"{up}.nc")
+        store.write_dataset(run, paths[-1])
+    store.write_dataset(store.combine_runs(paths), tmp_path / "combined.nc")
+    combined = store.open_dataset(tmp_path / "combined.nc")
+    assert sorted(map(str, combined["flow"].values)) == ["bg", "hstcp0", "hstcp1", "reno0"]

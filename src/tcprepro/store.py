@@ -375,6 +375,23 @@ _PER_RUN_ATTRS = (
 )
 
 
+def _common_string_widths(pieces: list[xr.Dataset]) -> list[xr.Dataset]:
+    """Give each fixed-width string coordinate one width across ``pieces``.
+
+    The outer join of ``xr.concat`` takes the first piece's dtype: a run whose flows are
+    ``reno0, bg`` (``<U5``) would truncate another run's ``hstcp0`` to ``hstcp``.
+    """
+    widths: dict[str, int] = {}
+    for ds in pieces:
+        for name, coord in ds.coords.items():
+            if coord.dtype.kind == "U":
+                widths[name] = max(widths.get(name, 0), coord.dtype.itemsize // 4)
+    return [
+        ds.assign_coords({n: ds[n].astype(f"<U{w}") for n, w in widths.items() if n in ds.coords})
+        for ds in pieces
+    ]
+
+
 def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Dataset:
     """Stack the run datasets (paths or in-memory) of one figure along its sweep and ``rep``.
 
@@ -413,6 +430,7 @@ def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Data
             per_run[name].append(ds.attrs.get(name, ""))
         pieces.append(ds)
     assert dims is not None
+    pieces = _common_string_widths(pieces)
     stacked = xr.concat(
         pieces,
         dim="run",
