@@ -208,8 +208,11 @@ def test_combine_keeps_long_flow_names_that_the_first_run_lacks(tmp_path):
     for up, flows in (("NewReno", ["reno0", "bg"]), ("Cubic", ["hstcp0", "hstcp1", "bg"])):
         run = _figure_run(up, "Vegas", 0, values)
         run = run.isel(flow=[0] * len(flows)).assign_coords(flow=np.array(flows))
+        qdisc = "fifo" if up == "NewReno" else "pfq_lqd"
+        run["link_qdisc"] = ("link", np.array([qdisc] * run.sizes["link"]))
         paths.append(tmp_path / f"{up}.nc")
         store.write_dataset(run, paths[-1])
     store.write_dataset(store.combine_runs(paths), tmp_path / "combined.nc")
     combined = store.open_dataset(tmp_path / "combined.nc")
     assert sorted(map(str, combined["flow"].values)) == ["bg", "hstcp0", "hstcp1", "reno0"]
+    assert set(map(str, np.unique(combined["link_qdisc"].values))) >= {"fifo", "pfq_lqd"}

@@ -376,20 +376,24 @@ _PER_RUN_ATTRS = (
 
 
 def _common_string_widths(pieces: list[xr.Dataset]) -> list[xr.Dataset]:
-    """Give each fixed-width string coordinate one width across ``pieces``.
+    """Give each fixed-width string variable (coordinate or data) one width across ``pieces``.
 
-    The outer join of ``xr.concat`` takes the first piece's dtype: a run whose flows are
-    ``reno0, bg`` (``<U5``) would truncate another run's ``hstcp0`` to ``hstcp``.
+    ``xr.concat`` keeps the first piece's width: after a run whose flows are ``reno0, bg``
+    (``<U5``) and whose qdisc is ``fifo`` (``<U4``), another run's ``hstcp0`` became
+    ``hstcp`` and ``pfq_lqd`` became ``pfq_``.
     """
     widths: dict[str, int] = {}
     for ds in pieces:
-        for name, coord in ds.coords.items():
-            if coord.dtype.kind == "U":
-                widths[name] = max(widths.get(name, 0), coord.dtype.itemsize // 4)
-    return [
-        ds.assign_coords({n: ds[n].astype(f"<U{w}") for n, w in widths.items() if n in ds.coords})
-        for ds in pieces
-    ]
+        for name, var in ds.variables.items():
+            if var.dtype.kind == "U":
+                widths[name] = max(widths.get(name, 0), var.dtype.itemsize // 4)
+    out = []
+    for ds in pieces:
+        wider = {n: f"<U{w}" for n, w in widths.items() if n in ds.variables}
+        coords = {n: ds[n].astype(d) for n, d in wider.items() if n in ds.coords}
+        data = {n: ds[n].variable.astype(d) for n, d in wider.items() if n in ds.data_vars}
+        out.append(ds.assign_coords(coords).assign(data))
+    return out
 
 
 def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Dataset:
