@@ -42,6 +42,7 @@ def test_variant_aliases_and_case_are_canonicalised():
         ("flows.up.start=-1s", "flows.up.start", "start time must be >= 0"),
         ("flows.up.size=0", "flows.up.size", "size must be"),
         ("seed=0", "seed", "greater than or equal to 1"),
+        ("tcp.min_rto=200ms", "tcp", "tcp.delayed_ack_timeout (0.2 s) must be shorter than"),
     ],
 )
 def test_bad_fields_are_named(override, field, message):

@@ -421,6 +421,12 @@ class TcpSettings(_Strict):
     timestamps: bool = True
     window_scaling: bool = True
     delayed_ack_count: int = Field(default=2, ge=1)
+    delayed_ack_timeout: Duration = Field(
+        default=0.2,
+        gt=0,
+        description="longest the receiver holds an ACK for fewer than delayed_ack_count "
+        "segments (ns-3 TcpSocket::DelAckTimeout)",
+    )
     initial_cwnd_pkts: int = Field(default=10, ge=1)
     send_buffer: Size = Field(default=4 * 1024 * 1024, gt=0)
     recv_buffer: Size = Field(default=4 * 1024 * 1024, gt=0)
@@ -431,6 +437,22 @@ class TcpSettings(_Strict):
         ge=2,
         description="limited slow start (RFC 3742) above this many segments; None: off",
     )
+
+    @model_validator(mode="after")
+    def _delayed_ack_before_rto(self) -> TcpSettings:
+        # ns-3 3.44 leaves a retransmission timeout with cwnd = 1 segment when the ACK that
+        # ends the loss state covers exactly the recovery point (it grows cwnd by the
+        # segments acked beyond that point: none). The lone segment sent next is ACKed only
+        # when the receiver's delayed-ACK timer fires; if that timer is not shorter than the
+        # minimum RTO, the RTO fires first, and the connection repeats this for the rest of
+        # the run at one segment per RTO (README, "A stall in ns-3").
+        if self.delayed_ack_timeout >= self.min_rto:
+            raise ValueError(
+                f"tcp.delayed_ack_timeout ({self.delayed_ack_timeout:g} s) must be shorter "
+                f"than tcp.min_rto ({self.min_rto:g} s): otherwise ns-3 connections lock at "
+                "one segment per retransmission timeout after a timeout"
+            )
+        return self
 
 
 class TraceSettings(_Strict):

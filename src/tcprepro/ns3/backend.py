@@ -100,6 +100,7 @@ def tcp_defaults(tcp: TcpSettings) -> dict[str, str]:
     return {
         "ns3::TcpSocket::SegmentSize": str(tcp.mss),
         "ns3::TcpSocket::DelAckCount": str(tcp.delayed_ack_count),
+        "ns3::TcpSocket::DelAckTimeout": f"{tcp.delayed_ack_timeout!r}s",
         "ns3::TcpSocket::InitialCwnd": str(tcp.initial_cwnd_pkts),
         "ns3::TcpSocket::SndBufSize": str(tcp.send_buffer),
         "ns3::TcpSocket::RcvBufSize": str(tcp.recv_buffer),
