@@ -110,7 +110,8 @@ def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
             (
                 "TCP",
                 f"MSS {tcp.mss} B, SACK {tcp.sack}, timestamps {tcp.timestamps}, delayed ACK "
-                f"{tcp.delayed_ack_count} segments or {tcp.delayed_ack_timeout * 1000:g} ms, IW {tcp.initial_cwnd_pkts}, buffers "
+                f"{tcp.delayed_ack_count} segments or {tcp.delayed_ack_timeout * 1000:g} ms, "
+                f"IW {tcp.initial_cwnd_pkts}, buffers "
                 f"{tcp.send_buffer // 1024} KiB, recovery {tcp.recovery}, min RTO "
                 f"{tcp.min_rto:g} s",
             ),
