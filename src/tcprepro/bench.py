@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
@@ -46,6 +47,7 @@ from tcprepro.scenario import Scenario, load_scenario
 __all__ = [
     "compare_native",
     "machine",
+    "recorded_workflow",
     "report",
     "run_all",
     "scaling",
@@ -312,6 +314,102 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
     }
 
 
+_SIM_LOG = re.compile(r"([0-9.]+) simulated s in ([0-9.]+) s wall")
+_ELAPSED = re.compile(r"Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):([0-9.]+)")
+_STEPS = re.compile(r"(\d+) of (\d+) steps \((\d+)%\) done")
+_STARTED = re.compile(r"Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+_COMMAND = re.compile(r"Command: (.*)")
+
+
+def _invocation(log: Path) -> dict[str, Any]:
+    """One Snakemake invocation from its log: start, elapsed wall time, steps, outcome."""
+    text = log.read_text(errors="replace")
+    started = _STARTED.search(text)
+    elapsed = _ELAPSED.search(text)
+    steps = _STEPS.findall(text)
+    command = _COMMAND.search(text)
+    if elapsed:
+        days, hours, minutes, seconds = elapsed.groups()
+        wall = int(days or 0) * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    elif started:  # stopped before Snakemake printed its summary: until the log's last write
+        begin = dt.datetime.strptime(started[1], "%Y-%m-%d %H:%M:%S")
+        end = dt.datetime.fromtimestamp(log.stat().st_mtime, dt.UTC).replace(tzinfo=None)
+        wall = (end - begin).total_seconds()
+    else:
+        wall = float("nan")
+    failed = any(
+        marker in text
+        for marker in ("Error in rule", "Exiting because a job execution failed", "WorkflowError")
+    )
+    if "Nothing to be done" in text:
+        outcome = "nothing to do"
+    elif failed:
+        outcome = "stopped on a failed job"
+    elif steps and steps[-1][0] == steps[-1][1]:
+        outcome = "complete"
+    else:
+        outcome = "interrupted"
+    done, total = (int(steps[-1][0]), int(steps[-1][1])) if steps else (0, 0)
+    return {
+        "log": log.name,
+        "started": started[1] if started else "?",
+        "command": command[1].split("snakemake", 1)[-1].strip() if command else "?",
+        "wall_s": wall,
+        "steps_done": done,
+        "steps_total": total,
+        "outcome": outcome,
+    }
+
+
+def recorded_workflow(workdir: Path, config_path: Path | None = None) -> dict[str, Any]:
+    """What the logs of an earlier ``make figures`` in ``workdir`` measured.
+
+    Reads the Snakemake logs (one per invocation: wall time, steps, outcome), each
+    run's own log line ("N simulated s in W s wall", the event loop and writing of
+    that run) and the datasets under ``data/runs``. Sums them per study, and
+    estimates the paper profile's storage from each figure's bytes per simulated
+    second (the paper tier samples at the same interval, for longer).
+    """
+    from tcprepro.sweep import load_workflow_config
+
+    config = load_workflow_config(config_path or workdir / "workflow/config.yaml")
+    studies: dict[str, dict[str, float]] = {}
+    per_figure_rate: dict[str, float] = {}
+    for figure in config.simulated_figures:
+        study = str(config.figure(figure)["study"])
+        row = studies.setdefault(
+            study, {"runs": 0, "simulated_s": 0.0, "wall_s": 0.0, "bytes": 0.0}
+        )
+        fig_sim, fig_bytes = 0.0, 0.0
+        for log in sorted((workdir / "data/logs/simulate" / figure).glob("**/*.log")):
+            match = _SIM_LOG.search(log.read_text(errors="replace"))
+            dataset = workdir / "data/runs" / log.relative_to(workdir / "data/logs/simulate")
+            dataset = dataset.with_suffix(".nc")
+            if not match or not dataset.exists():
+                continue
+            row["runs"] += 1
+            row["simulated_s"] += float(match[1])
+            row["wall_s"] += float(match[2])
+            row["bytes"] += dataset.stat().st_size
+            fig_sim += float(match[1])
+            fig_bytes += dataset.stat().st_size
+        if fig_sim:
+            per_figure_rate[figure] = fig_bytes / fig_sim
+    paper_bytes, paper_runs = 0.0, 0
+    for figure, rate in per_figure_rate.items():
+        runs = config.runs(figure, "paper")
+        paper_runs += len(runs)
+        paper_bytes += rate * sum(run.scenario().duration for run in runs)
+    logs = sorted((workdir / ".snakemake/log").glob("*.snakemake.log"))
+    return {
+        "workdir": str(workdir),
+        "invocations": [_invocation(log) for log in logs],
+        "studies": studies,
+        "paper_estimate_gib": paper_bytes / 2**30,
+        "paper_estimate_runs": paper_runs,
+    }
+
+
 def _row(*cells: object) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -436,6 +534,61 @@ def report(results: dict[str, Any]) -> str:
                 "yes" if item["noop_ran_simulations"] else "no",
             )
         )
+    recorded = results.get("recorded")
+    if recorded:
+        lines += [
+            "",
+            "## A recorded `make figures` run",
+            "",
+            "Read from the logs of an earlier run in this folder (`tcprepro bench --recorded "
+            "DIR`): each Snakemake invocation with its wall time, then each study's runs. "
+            "*Run wall s* is the sum over runs of each run's own event loop and writing, as "
+            "its log reports it; divide by the cores the run had.",
+            "",
+            _row("started (UTC)", "command", "wall min", "steps done", "outcome"),
+            _row(*["---"] * 5),
+        ]
+        for inv in recorded["invocations"]:
+            lines.append(
+                _row(
+                    inv["started"],
+                    f"`{inv['command']}`",
+                    f"{inv['wall_s'] / 60:.1f}",
+                    f"{inv['steps_done']} of {inv['steps_total']}",
+                    inv["outcome"],
+                )
+            )
+        lines += [
+            "",
+            _row(
+                "study",
+                "runs",
+                "simulated s",
+                "run wall s",
+                "wall s per simulated s",
+                "datasets MiB",
+            ),
+            _row(*["---"] * 6),
+        ]
+        for study, row in sorted(recorded["studies"].items()):
+            if not row["runs"]:
+                continue
+            lines.append(
+                _row(
+                    study,
+                    int(row["runs"]),
+                    f"{row['simulated_s']:.0f}",
+                    f"{row['wall_s']:.0f}",
+                    f"{row['wall_s'] / row['simulated_s']:.3f}",
+                    f"{row['bytes'] / 2**20:.1f}",
+                )
+            )
+        lines += [
+            "",
+            f"Paper profile storage, estimated from each figure's bytes per simulated second "
+            f"above: {recorded['paper_estimate_gib']:.2f} GiB for "
+            f"{recorded['paper_estimate_runs']} runs.",
+        ]
     lines.append("")
     return "\n".join(lines)
 
@@ -444,6 +597,7 @@ def run_all(
     quick: bool = False,
     profiles: tuple[str, ...] = (),
     progress: Callable[[str], None] = print,
+    recorded: Path | None = None,
 ) -> dict[str, Any]:
     """Every benchmark; ``quick`` shortens the runs (to check that the harness works).
 
@@ -475,5 +629,8 @@ def run_all(
     for profile in profiles:
         progress(f"workflow, profile {profile}")
         results["workflow"].append(workflow(profile))
+    if recorded is not None:
+        progress(f"recorded workflow run in {recorded}")
+        results["recorded"] = recorded_workflow(recorded)
     results["resource_self_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return results

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tcprepro import __version__
-from tcprepro.errors import TcpreproError
+from tcprepro.errors import ConfigError, TcpreproError
 
 __all__ = ["main"]
 
@@ -192,11 +192,21 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from tcprepro import bench
 
     profiles = tuple(p for p in args.workflow.split(",") if p and p != "none")
-    results = bench.run_all(
-        quick=args.quick,
-        profiles=profiles,
-        progress=lambda text: print(f"bench: {text}", file=sys.stderr),
-    )
+    recorded = Path(args.recorded) if args.recorded else None
+    if recorded is not None and not (recorded / "data/logs/simulate").is_dir():
+        raise ConfigError(f"--recorded: {recorded} has no data/logs/simulate (no workflow run)")
+    if args.from_json:
+        # re-render saved numbers (e.g. to add a recorded run) without measuring again
+        results = json.loads(Path(args.from_json).read_text())
+        if recorded is not None:
+            results["recorded"] = bench.recorded_workflow(recorded)
+    else:
+        results = bench.run_all(
+            quick=args.quick,
+            profiles=profiles,
+            progress=lambda text: print(f"bench: {text}", file=sys.stderr),
+            recorded=recorded,
+        )
     text = bench.report(results)
     print(text)
     if args.write:
@@ -305,6 +315,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--write", metavar="PATH", help="also write the report (BENCHMARKS.md)")
     p.add_argument("--json", metavar="PATH", help="also write the raw numbers as JSON")
+    p.add_argument(
+        "--recorded",
+        metavar="DIR",
+        help="also report the logs of an earlier make figures in DIR (wall times, storage)",
+    )
+    p.add_argument(
+        "--from-json",
+        metavar="PATH",
+        help="report numbers saved by --json instead of measuring again",
+    )
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("combine", help="combine the runs of one figure into one dataset")

@@ -1,0 +1,118 @@
+"""The benchmark harness: its correctness checks, not its speed (speed is printed, not tested)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from tcprepro import bench
+from tcprepro.scenario import load_scenario
+from tcprepro.sweep import load_workflow_config
+
+
+@pytest.mark.slow
+def test_native_replay_gives_the_same_results_as_tcprepro():
+    # The same builder calls replayed by a plain C++ main(): bytes per flow, drops per link
+    # and the number of events must be identical, or the speed comparison is meaningless.
+    scenario = load_scenario(ROOT / "benchmarks/dumbbell.yaml", ["duration=4s", "warmup=1s"])
+    result = bench.compare_native(scenario, repeats=1)
+    assert result["identical"], result
+    assert result["events"] > 10_000
+    assert result["data_packets"] > 1_000
+    assert result["python_loop_s"] > 0
+    assert result["native_loop_s"] > 0
+
+
+SNAKEMAKE_LOG = """Config file workflow/config.yaml is extended by additional config.
+SNAKEMAKE
+  Date: 2026-01-02 03:04:05
+  Command: /x/.venv/bin/snakemake --profile workflow/profiles/quick --cores 2
+{body}
+"""
+
+
+def _write_run(root, figure, cell, simulated, wall, size):
+    log = root / "data/logs/simulate" / figure / cell / "rep0.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(f"x.nc: {figure} rep 0, {simulated} simulated s in {wall} s wall (0.1 ...)\n")
+    run = root / "data/runs" / figure / cell / "rep0.nc"
+    run.parent.mkdir(parents=True)
+    run.write_bytes(b"\0" * size)
+
+
+def test_recorded_workflow_sums_the_logs_of_a_run(tmp_path):
+    _write_run(tmp_path, "A1", "c1", 100, 5.0, 4000)
+    _write_run(tmp_path, "A1", "c2", 100, 7.0, 6000)
+    _write_run(tmp_path, "D1", "c1", 2, 1.5, 1000)
+    # a run that wrote a log but no dataset (failed) is not counted
+    (tmp_path / "data/logs/simulate/D1/c2").mkdir(parents=True)
+    (tmp_path / "data/logs/simulate/D1/c2/rep0.log").write_text("Traceback ...\n")
+    logs = tmp_path / ".snakemake/log"
+    logs.mkdir(parents=True)
+    (logs / "2026-01-02T030405.1.snakemake.log").write_text(
+        SNAKEMAKE_LOG.format(
+            body="3 of 10 steps (30%) done\nError in rule simulate:\n"
+            "Elapsed time: 0:10:30.5\nWorkflowError:"
+        )
+    )
+    (logs / "2026-01-02T040405.1.snakemake.log").write_text(
+        SNAKEMAKE_LOG.format(body="7 of 7 steps (100%) done\nElapsed time: 1 day, 2:00:00")
+    )
+    config_path = ROOT / "workflow/config.yaml"
+    out = bench.recorded_workflow(tmp_path, config_path)
+
+    first, second = out["invocations"]
+    assert first["outcome"] == "stopped on a failed job"
+    assert first["wall_s"] == pytest.approx(630.5)
+    assert (first["steps_done"], first["steps_total"]) == (3, 10)
+    assert first["command"] == "--profile workflow/profiles/quick --cores 2"
+    assert second["outcome"] == "complete"
+    assert second["wall_s"] == pytest.approx(86400 + 7200)
+
+    assert out["studies"]["A"] == {
+        "runs": 2,
+        "simulated_s": 200.0,
+        "wall_s": 12.0,
+        "bytes": 10_000.0,
+    }
+    assert out["studies"]["D"]["runs"] == 1
+    assert out["studies"]["B"]["runs"] == 0
+
+    config = load_workflow_config(config_path)
+    expected = 50.0 * sum(r.scenario().duration for r in config.runs("A1", "paper"))
+    expected += 500.0 * sum(r.scenario().duration for r in config.runs("D1", "paper"))
+    assert out["paper_estimate_gib"] * 2**30 == pytest.approx(expected)
+    text = bench.report(
+        {
+            "machine": {"cores": "2"},
+            "native": [],
+            "startup": {"python_s": 0.01, "tcprepro_models_s": 1.0},
+            "scaling": {"runs": 2, "1_process_s": 2.0, "2_process_s": 1.0, "speedup": 2.0},
+            "memory": {"wall_s": 1.0, "peak_mib": 10.0, "dataset_mib": 0.1},
+            "storage": {
+                "run_kib": 1.0,
+                "bytes_per_sample_per_entity": 4.0,
+                "combined_mib": 0.1,
+                "combined_runs": 2,
+                "read_combined_s": 0.01,
+            },
+            "recorded": out,
+        }
+    )
+    assert "| A | 2 | 200 | 12 | 0.060 | 0.0 |" in text
+    assert "| 2026-01-02 03:04:05 |" in text
+
+
+def test_bench_refuses_a_recorded_folder_without_a_run(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "tcprepro.cli", "bench", "--recorded", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "--recorded" in result.stderr
+    assert "data/logs/simulate" in result.stderr
