@@ -642,7 +642,7 @@ def test_d1_emulated_figure_runs_only_in_mininet_with_its_own_cache_keys():
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert config.runs("D1.1", "quick") == []  # no ns-3 twin
     runs = config.runs("D1.1", "quick", "mininet")
-    assert len(runs) == 10
+    assert len(runs) == 6
     assert config.combined_path("D1.1") == "data/combined/emulated/D1.1.nc"
     assert config.combined_path("D2.1") == "data/combined/emulated/D1.1.nc"
     assert not config.crosschecked("D1.1")

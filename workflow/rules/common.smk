@@ -57,7 +57,8 @@ def figure_combined(wildcards):
 
 def study_combined(wildcards):
     """Combined datasets of a study's figures: simulated ones, and emulated-only ones
-    (backends: [mininet], e.g. D1.1) when this build includes them; cross-checks aside."""
+    (backends: [mininet], e.g. D1.1) when this build includes them; cross-checks aside.
+    """
     simulated = WORKFLOW.simulated_figures
     return [
         WORKFLOW.combined_path(f)
