@@ -411,7 +411,11 @@ def test_ns3_and_emulation_agree_at_zero_delay():
 
 @pytest.fixture(scope="session")
 def vm_batch(tmp_path_factory):
+    """One VM boot for every VM-route test: a Vegas flow (study A's kind of scenario) and
+    the two cells of D1.1's smoke tier (iperf 2, BE 16 KiB and 1 MiB, BR 16 MiB)."""
     from tcprepro.emulation.runner import EmulationJob, emulate_batch
+    from tcprepro.store import open_dataset
+    from tcprepro.sweep import load_workflow_config
 
     # RTT 2 x 25 ms through a 10 Mb/s netem-delayed link; one Vegas flow (a module)
     data = apply_overrides(
@@ -425,22 +429,29 @@ def vm_batch(tmp_path_factory):
         ],
     )
     scenario = load_scenario_dict(data)
-    missing = capabilities.vm_missing(capabilities.scenario_needs(scenario))
+    needs = capabilities.scenario_needs(scenario) | capabilities.tool_needs("iperf2")
+    missing = capabilities.vm_missing(needs)
     if missing:
         pytest.skip("missing capability for the VM route: " + "; ".join(str(m) for m in missing))
-    out = tmp_path_factory.mktemp("vm") / "vegas.nc"
+    folder = tmp_path_factory.mktemp("vm")
+    jobs = {"vegas": EmulationJob(scenario, 0, folder / "vegas.nc")}
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    for run in config.runs("D1.1", "smoke", "mininet"):
+        be = dict(run.sweep)["send_buffer"]
+        jobs[f"d1_{be}"] = EmulationJob(
+            run.scenario(), run.rep, folder / f"d1_{be}.nc", run.attrs(), "iperf2"
+        )
     started = time.monotonic()
-    [result] = emulate_batch([EmulationJob(scenario, 0, out)], "vm")
+    results = emulate_batch(list(jobs.values()), "vm")
     print(f"VM batch wall time {time.monotonic() - started:.0f} s")
-    assert result.ok, result.error
-    from tcprepro.store import open_dataset
-
-    return open_dataset(out)
+    for result in results:
+        assert result.ok, result.error
+    return {name: open_dataset(job.output) for name, job in jobs.items()}
 
 
 @pytest.mark.slow
 def test_vm_route_gives_the_configured_rtt_on_a_netem_delayed_link(vm_batch):
-    ds = vm_batch
+    ds = vm_batch["vegas"]
     assert validate_run_dataset(ds) == []
     assert ds.attrs["route"] == "vm"
     configured = float(ds["link_probe_configured_rtt_s"].sel(link="bottleneck"))
@@ -469,12 +480,64 @@ def test_vm_route_gives_the_configured_rtt_on_a_netem_delayed_link(vm_batch):
 
 @pytest.mark.slow
 def test_vm_route_runs_a_vegas_flow(vm_batch):
-    ds = vm_batch
+    ds = vm_batch["vegas"]
     assert str(ds["flow_cc_type"].sel(flow="f0").values) == "linux:vegas"
     assert json.loads(ds.attrs["iperf3"])["f0"]["sender_congestion"] == "vegas"
     assert json.loads(ds.attrs["vm_modules"])["tcp_vegas"] is True
     assert float(ds["flow_rx_bytes"].sel(flow="f0")) > 1e6
     print("VM boot", ds.attrs["vm_boot_s"], "s; fidelity", ds.attrs["fidelity_flags"] or "ok")
+
+
+@pytest.mark.slow
+def test_vm_route_d1_cells_set_each_buffer_at_its_own_end(vm_batch):
+    """iperf 2 gives the send buffer to the client and the receive buffer to the server;
+    the kernel reports each doubled (socket(7)); iperf3 would have given both 16 KiB."""
+    for name, be in (("d1_16KiB", 16 * 1024), ("d1_1MiB", 1024 * 1024)):
+        ds = vm_batch[name]
+        assert validate_run_dataset(ds) == []
+        assert ds.attrs["traffic_tool"] == "iperf2"
+        ends = json.loads(ds.attrs["iperf3"])["f0"]
+        assert ends["client"]["window_requested_bytes"] == be
+        assert ends["client"]["window_size_bytes"] == 2 * be
+        assert ends["server"]["window_requested_bytes"] == 16 * 1024 * 1024
+        assert ends["server"]["window_size_bytes"] == 2 * 16 * 1024 * 1024
+        assert str(ds["flow_cc_type"].sel(flow="f0").values) == "linux:reno"
+        in_flight = ds["unacked_bytes"].sel(flow="f0").where(metrics.window(ds))
+        assert float(in_flight.max()) > 0
+
+
+@pytest.mark.slow
+def test_vm_route_d1_window_from_ss_agrees_with_throughput_times_rtt(vm_batch):
+    """Two independent measurements of the send window of the buffer-limited cell: the
+    sampled bytes in flight of the sender (ss bytes_sent - bytes_acked) and the bytes the
+    receiver got per smoothed RTT (Little's law); and the 16-KiB cell stays far below the
+    link while the 1-MiB one fills it (D-c2)."""
+    from tcprepro.store import combine_runs
+    from tcprepro.throughput_analysis import buffer_table
+
+    table = buffer_table(combine_runs([vm_batch["d1_16KiB"], vm_batch["d1_1MiB"]]))
+    small = table[table["send_buffer_bytes"] == 16 * 1024].iloc[0]
+    large = table[table["send_buffer_bytes"] == 1024 * 1024].iloc[0]
+    print(
+        table[
+            [
+                "send_buffer_bytes",
+                "measured_bps",
+                "window_bytes",
+                "window_little_bytes",
+                "mean_rtt_s",
+                "fidelity_ok",
+            ]
+        ].to_string()
+    )
+    assert small["measured_bps"] < 0.5 * small["capacity_bps"]
+    flags = (
+        vm_batch["d1_1MiB"].attrs["fidelity_flags"] + vm_batch["d1_16KiB"].attrs["fidelity_flags"]
+    )
+    if int(small["fidelity_ok"]) == 0 or int(large["fidelity_ok"]) == 0:
+        pytest.skip(f"the fidelity gate flagged the runs (host too busy for TCG): {flags}")
+    assert small["window_bytes"] == pytest.approx(small["window_little_bytes"], rel=0.3)
+    assert large["measured_bps"] >= 0.85 * large["capacity_bps"]
 
 
 # ---------------------------------------------------------------------------

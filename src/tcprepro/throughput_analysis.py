@@ -205,7 +205,9 @@ def buffer_table(
     pandas.DataFrame
         :func:`cell_parameters` plus ``measured_bps`` (mean goodput over the
         measurement window, mean over repetitions) and ``measured_bps_std``,
-        ``window_bytes`` (FE), ``fe_over_be``, ``mean_rtt_s`` (measured),
+        ``window_bytes`` (FE), ``fe_over_be``, ``window_little_bytes`` (throughput x
+        mean measured RTT: the bytes sent per RTT), ``mean_rtt_s`` (measured),
+        ``thesis_rtt_s`` (equivalent RTT), ``fidelity_ok`` (1 for ns-3),
         ``capacity_bps``, ``bdp_bytes``, ``c_e``, ``c_r``, ``predicted_bps``
         (the uncapped model), ``error_pct`` ((D_p - D_m) / D_m in %),
         ``buffer_limited`` and ``limit`` ("send buffer", "receive buffer" or
@@ -237,6 +239,8 @@ def buffer_table(
     table["fidelity_ok"] = table["fidelity_ok"].fillna(0).astype(int)
     table["thesis_rtt_s"] = table["rtt_s"] * table["path_rate_bps"] / THESIS_RATE_BPS
     table["fe_over_be"] = table["window_bytes"] / table["send_buffer_bytes"]
+    # the bytes sent per RTT (the thesis's own FE: its bursts), from throughput x mean RTT
+    table["window_little_bytes"] = table["measured_bps"] * table["mean_rtt_s"] / 8.0
     table["bdp_bytes"] = table["capacity_bps"] * table["rtt_s"] / 8.0
     return _classify(table, c_e, c_r)
     return table
@@ -528,6 +532,7 @@ def window_comparison(table: pd.DataFrame) -> pd.DataFrame:
             "FE/BE": merged["fe_over_be"].map("{:.3f}".format),
             "Limit": merged["limit"],
             "Thesis FE/BE": _optional(merged["thesis_fe_over_be"], "{:.3f}"),
+            **_little_column(merged),
             **_gate_column(merged),
         }
     )
@@ -568,6 +573,14 @@ def throughput_comparison(table: pd.DataFrame) -> pd.DataFrame:
             **_gate_column(merged),
         }
     )
+
+
+def _little_column(merged: pd.DataFrame) -> dict[str, pd.Series]:
+    """For emulated rows: D_m x RTT / BE, the send window as bytes sent per RTT."""
+    if (merged["backend"] == "ns3").all():
+        return {}
+    ratio = merged["window_little_bytes"] / merged["send_buffer_bytes"]
+    return {"D_m RTT/BE": ratio.map("{:.3f}".format)}
 
 
 def _gate_column(merged: pd.DataFrame) -> dict[str, pd.Series]:
