@@ -59,7 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tcprepro.scenario import load_scenario_dict
     from tcprepro.store import write_dataset
 
+    adv_win_scale = Path("/proc/sys/net/ipv4/tcp_adv_win_scale")
     vm_attrs = {
+        # receive-window rule of the guest kernel (absent since Linux 6.6: scaling_ratio)
+        "guest_tcp_adv_win_scale": adv_win_scale.read_text().strip()
+        if adv_win_scale.exists()
+        else "absent",
         "vm_accel": batch["accel"],
         "vm_accel_reason": batch["accel_reason"],
         "vm_boot_s": round(boot_s, 1),
