@@ -71,6 +71,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "host_kernel": batch["host_kernel"],
         "vm_modules": json.dumps(loaded, sort_keys=True),
     }
+    from tcprepro.provenance import git_state
+
+    if git_state()[0] == "unknown" and "host_git_commit" in batch:
+        # git inside the guest cannot always read the (worktree) metadata: the host's state
+        vm_attrs["git_commit"] = batch["host_git_commit"]
+        vm_attrs["git_dirty"] = batch["host_git_dirty"]
     for job in batch["jobs"]:
         started = time.monotonic()
         status: dict[str, Any] = {"output": job["output"], "guest_kernel": platform.release()}

@@ -225,8 +225,13 @@ def run_batch(
     workdir = Path(tempfile.mkdtemp(prefix="tcprepro-vm-"))
     try:
         launched = time.time()
+        from tcprepro.provenance import git_state
+
+        commit, dirty = git_state()  # the guest may not read the host's git metadata
         batch = {
             "launched_wall_s": launched,
+            "host_git_commit": commit,
+            "host_git_dirty": int(dirty),
             "host_kernel": platform.release(),
             "accel": accel,
             "accel_reason": accel_reason,
