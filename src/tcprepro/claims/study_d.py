@@ -64,6 +64,9 @@ def d_buffer_model(
     tables, coverage = _buffer_tables(data, figures)
     parts, oks = [], []
     for key, table in tables.items():
+        if table.empty:
+            parts.append(f"{key}: every run flagged by the fidelity gate, not judged")
+            continue
         limited = table[table["buffer_limited"] & table["measured_bps"].notna()]
         if limited.empty:
             parts.append(f"{key}: no buffer-limited cell")
@@ -95,6 +98,9 @@ def d_saturation(
     tables, coverage = _buffer_tables(data, figures)
     parts, oks = [], []
     for key, table in tables.items():
+        if table.empty:
+            parts.append(f"{key}: every run flagged by the fidelity gate, not judged")
+            continue
         table = table[table["measured_bps"].notna()]
         share = table["measured_bps"] / table["capacity_bps"]
         window = np.minimum(
