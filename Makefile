@@ -28,11 +28,12 @@ EMULATION ?=
 SNAKEMAKE_CONFIG := $(if $(EMULATION),--config tier=$(PROFILE) emulation=$(EMULATION),)
 
 # Debian packages: a C++ compiler for the ns-3 models, LaTeX for the paper,
-# Mininet, iperf3, ethtool, ping and iproute2 for the emulations, and for their
+# Mininet, iperf3, iperf (2: separate send/receive buffers, figure D1.1), ethtool,
+# ping and iproute2 for the emulations, and for their
 # full-kernel VM route (hosts without netem or a variant): Debian's kernel, QEMU,
 # and busybox-static (virtme-ng's initramfs). The emulated cross-check X1 is part
 # of `make figures` whenever the host can run it.
-APT_EMULATION := iproute2 mininet iperf3 ethtool iputils-ping qemu-system-x86 \
+APT_EMULATION := iproute2 mininet iperf3 iperf ethtool iputils-ping qemu-system-x86 \
                  busybox-static linux-image-amd64
 APT_FIGURES := g++ make git latexmk texlive-latex-base texlive-latex-recommended $(APT_EMULATION)
 APT_TEST := $(APT_FIGURES)

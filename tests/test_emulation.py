@@ -411,7 +411,11 @@ def test_ns3_and_emulation_agree_at_zero_delay():
 
 @pytest.fixture(scope="session")
 def vm_batch(tmp_path_factory):
+    """One VM boot for every VM-route test: a Vegas flow (study A's kind of scenario) and
+    the two cells of D1.1's smoke tier (iperf 2, BE 16 KiB and 1 MiB, BR 16 MiB)."""
     from tcprepro.emulation.runner import EmulationJob, emulate_batch
+    from tcprepro.store import open_dataset
+    from tcprepro.sweep import load_workflow_config
 
     # RTT 2 x 25 ms through a 10 Mb/s netem-delayed link; one Vegas flow (a module)
     data = apply_overrides(
@@ -425,22 +429,29 @@ def vm_batch(tmp_path_factory):
         ],
     )
     scenario = load_scenario_dict(data)
-    missing = capabilities.vm_missing(capabilities.scenario_needs(scenario))
+    needs = capabilities.scenario_needs(scenario) | capabilities.tool_needs("iperf2")
+    missing = capabilities.vm_missing(needs)
     if missing:
         pytest.skip("missing capability for the VM route: " + "; ".join(str(m) for m in missing))
-    out = tmp_path_factory.mktemp("vm") / "vegas.nc"
+    folder = tmp_path_factory.mktemp("vm")
+    jobs = {"vegas": EmulationJob(scenario, 0, folder / "vegas.nc")}
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    for run in config.runs("D1.1", "smoke", "mininet"):
+        be = dict(run.sweep)["send_buffer"]
+        jobs[f"d1_{be}"] = EmulationJob(
+            run.scenario(), run.rep, folder / f"d1_{be}.nc", run.attrs(), "iperf2"
+        )
     started = time.monotonic()
-    [result] = emulate_batch([EmulationJob(scenario, 0, out)], "vm")
+    results = emulate_batch(list(jobs.values()), "vm")
     print(f"VM batch wall time {time.monotonic() - started:.0f} s")
-    assert result.ok, result.error
-    from tcprepro.store import open_dataset
-
-    return open_dataset(out)
+    for result in results:
+        assert result.ok, result.error
+    return {name: open_dataset(job.output) for name, job in jobs.items()}
 
 
 @pytest.mark.slow
 def test_vm_route_gives_the_configured_rtt_on_a_netem_delayed_link(vm_batch):
-    ds = vm_batch
+    ds = vm_batch["vegas"]
     assert validate_run_dataset(ds) == []
     assert ds.attrs["route"] == "vm"
     configured = float(ds["link_probe_configured_rtt_s"].sel(link="bottleneck"))
@@ -469,12 +480,64 @@ def test_vm_route_gives_the_configured_rtt_on_a_netem_delayed_link(vm_batch):
 
 @pytest.mark.slow
 def test_vm_route_runs_a_vegas_flow(vm_batch):
-    ds = vm_batch
+    ds = vm_batch["vegas"]
     assert str(ds["flow_cc_type"].sel(flow="f0").values) == "linux:vegas"
     assert json.loads(ds.attrs["iperf3"])["f0"]["sender_congestion"] == "vegas"
     assert json.loads(ds.attrs["vm_modules"])["tcp_vegas"] is True
     assert float(ds["flow_rx_bytes"].sel(flow="f0")) > 1e6
     print("VM boot", ds.attrs["vm_boot_s"], "s; fidelity", ds.attrs["fidelity_flags"] or "ok")
+
+
+@pytest.mark.slow
+def test_vm_route_d1_cells_set_each_buffer_at_its_own_end(vm_batch):
+    """iperf 2 gives the send buffer to the client and the receive buffer to the server;
+    the kernel reports each doubled (socket(7)); iperf3 would have given both 16 KiB."""
+    for name, be in (("d1_16KiB", 16 * 1024), ("d1_1MiB", 1024 * 1024)):
+        ds = vm_batch[name]
+        assert validate_run_dataset(ds) == []
+        assert ds.attrs["traffic_tool"] == "iperf2"
+        ends = json.loads(ds.attrs["iperf3"])["f0"]
+        assert ends["client"]["window_requested_bytes"] == be
+        assert ends["client"]["window_size_bytes"] == 2 * be
+        assert ends["server"]["window_requested_bytes"] == 16 * 1024 * 1024
+        assert ends["server"]["window_size_bytes"] == 2 * 16 * 1024 * 1024
+        assert str(ds["flow_cc_type"].sel(flow="f0").values) == "linux:reno"
+        in_flight = ds["unacked_bytes"].sel(flow="f0").where(metrics.window(ds))
+        assert float(in_flight.max()) > 0
+
+
+@pytest.mark.slow
+def test_vm_route_d1_window_from_ss_agrees_with_throughput_times_rtt(vm_batch):
+    """Two independent measurements of the send window of the buffer-limited cell: the
+    sampled bytes in flight of the sender (ss bytes_sent - bytes_acked) and the bytes the
+    receiver got per smoothed RTT (Little's law); and the 16-KiB cell stays far below the
+    link while the 1-MiB one fills it (D-c2)."""
+    from tcprepro.store import combine_runs
+    from tcprepro.throughput_analysis import buffer_table
+
+    table = buffer_table(combine_runs([vm_batch["d1_16KiB"], vm_batch["d1_1MiB"]]))
+    small = table[table["send_buffer_bytes"] == 16 * 1024].iloc[0]
+    large = table[table["send_buffer_bytes"] == 1024 * 1024].iloc[0]
+    print(
+        table[
+            [
+                "send_buffer_bytes",
+                "measured_bps",
+                "window_bytes",
+                "window_little_bytes",
+                "mean_rtt_s",
+                "fidelity_ok",
+            ]
+        ].to_string()
+    )
+    assert small["measured_bps"] < 0.5 * small["capacity_bps"]
+    flags = (
+        vm_batch["d1_1MiB"].attrs["fidelity_flags"] + vm_batch["d1_16KiB"].attrs["fidelity_flags"]
+    )
+    if int(small["fidelity_ok"]) == 0 or int(large["fidelity_ok"]) == 0:
+        pytest.skip(f"the fidelity gate flagged the runs (host too busy for TCG): {flags}")
+    assert small["window_bytes"] == pytest.approx(small["window_little_bytes"], rel=0.3)
+    assert large["measured_bps"] >= 0.85 * large["capacity_bps"]
 
 
 # ---------------------------------------------------------------------------
@@ -542,3 +605,122 @@ def test_crosscheck_marks_disagreements_flags_and_cells_not_emulated(tmp_path):
     )
     fig = plotting.crosscheck_scatter(table)
     assert len(fig.axes) == 2
+
+
+# ---------------------------------------------------------------------------
+# Study D emulated (D1.1/D2.1): iperf 2 with separate buffers, the send window from ss
+
+#: `ss -tinH` of an iperf 2 sender (Linux 6.18, SO_SNDBUF 16 KiB, 10 Mb/s htb), recorded
+SS_IPERF2_SENDER = (
+    "ESTAB 28     65912  10.9.0.1:40001 10.9.0.2:5201\n"
+    "\t reno wscale:7,10 rto:256 rtt:54.659/0.228 ato:40 mss:1448 pmtu:1500 rcvmss:536 "
+    "advmss:1448 cwnd:156 bytes_sent:3079876 bytes_acked:3013965 bytes_received:28 "
+    "segs_out:2142 segs_in:346 data_segs_out:2139 data_segs_in:1 send 33061417bps "
+    "lastsnd:40 lastrcv:2508 lastack:40 pacing_rate 66121768bps delivery_rate 9542528bps "
+    "delivered:2094 busy:2508ms unacked:46 rcv_space:14480 rcv_ssthresh:64088 "
+    "minrtt:0.023 snd_wnd:5307520\n"
+    # after a retransmission: bytes_retrans counts the resent bytes once more
+    "ESTAB 0      80000  10.9.0.1:40002 10.9.0.2:5202\n"
+    "\t reno mss:1448 cwnd:20 bytes_sent:102896 bytes_retrans:2896 bytes_acked:60001 "
+    "unacked:28 retrans:0/2\n"
+    # an older kernel printing no byte counters: unacked segments x MSS
+    "ESTAB 0      2896  10.9.0.1:40003 10.9.0.2:5203\n"
+    "\t reno mss:1448 cwnd:10 unacked:2\n"
+    # connected, nothing sent yet: ss omits the zero counters
+    "ESTAB 0      0      10.9.0.1:40004 10.9.0.2:5204\n"
+    "\t reno mss:1448 cwnd:3\n"
+)
+
+
+def test_in_flight_bytes_come_from_the_byte_counters_of_ss():
+    sockets = {s.local: s for s in linux.parse_ss(SS_IPERF2_SENDER)}
+    assert linux.in_flight_bytes(sockets["10.9.0.1:40001"], 1448) == 3079876 - 3013965
+    # with snd_nxt - snd_una the ss Send-Q of a sender whose data is all in flight
+    assert linux.in_flight_bytes(sockets["10.9.0.1:40002"], 1448) == 102896 - 2896 - 60001
+    assert linux.in_flight_bytes(sockets["10.9.0.1:40003"], 1448) == 2 * 1448
+    assert linux.in_flight_bytes(sockets["10.9.0.1:40004"], 1448) == 0.0
+
+
+def _iperf_view(send_buffer, recv_buffer, tool):
+    from tcprepro.emulation.backend import _View
+
+    data = apply_overrides(
+        DUMBBELL, [f"tcp.send_buffer={send_buffer}", f"tcp.recv_buffer={recv_buffer}"]
+    )
+    scenario = load_scenario_dict(data)
+    return _View(scenario, build_plan(scenario, 0), tool)
+
+
+def test_iperf2_sets_the_receive_buffer_at_the_server_and_the_send_buffer_at_the_client():
+    from tcprepro.emulation.backend import _client_argv, _server_argv
+
+    view = _iperf_view("16KiB", "16MiB", "iperf2")
+    client, server = _client_argv(view, 0), _server_argv(view, 0)
+    assert client[0] == "iperf"
+    assert server[0] == "iperf"
+    assert client[client.index("-w") + 1] == str(16 * 1024)
+    assert server[server.index("-w") + 1] == str(16 * 1024 * 1024)
+    assert client[client.index("-Z") + 1] == "reno"
+    assert client[client.index("-B") + 1].endswith(":40001")  # ss finds the socket by port
+    # iperf3 can only give both sockets one value: the smaller
+    view3 = _iperf_view("16KiB", "16MiB", "iperf3")
+    argv3 = _client_argv(view3, 0)
+    assert argv3[argv3.index("-w") + 1] == str(16 * 1024)
+    assert "-w" not in _server_argv(view3, 0)
+
+
+def test_a_missing_iperf2_is_named_with_its_package(monkeypatch):
+    from tcprepro import doctor
+    from tcprepro.emulation.backend import check_scenario
+
+    real_which = capabilities.shutil.which
+    monkeypatch.setattr(
+        capabilities.shutil, "which", lambda name: None if name == "iperf" else real_which(name)
+    )
+    monkeypatch.setattr(capabilities, "qdisc_works", lambda kind: True)
+    monkeypatch.setattr(capabilities.os, "geteuid", lambda: 0)
+    flat = apply_overrides(
+        DUMBBELL,
+        ["topology.bottleneck.delay=0ms", "topology.senders=[{name: s, count: 1, delay: 0ms}]"],
+    )
+    scenario = load_scenario_dict(flat)
+    check_scenario(scenario, "iperf3")  # iperf 2 is not needed then
+    with pytest.raises(CapabilityError) as excinfo:
+        check_scenario(scenario, "iperf2")
+    assert "iperf not found" in str(excinfo.value)
+    assert "apt-get install iperf" in str(excinfo.value)
+    assert capabilities.vm_missing(capabilities.tool_needs("iperf2"))[0].name == "iperf"
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    [(_, status)] = doctor.check_all(["iperf2"])
+    assert not status.ok
+    assert status.fix == "apt-get install iperf"
+    with pytest.raises(ConfigError, match="emulation_tool: 'iperf4'"):
+        capabilities.tool_needs("iperf4")
+
+
+def test_d1_emulated_figure_runs_only_in_mininet_with_its_own_cache_keys():
+    from tcprepro.emulation import workflow
+    from tcprepro.sweep import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    assert config.runs("D1.1", "quick") == []  # no ns-3 twin
+    runs = config.runs("D1.1", "quick", "mininet")
+    assert len(runs) == 6
+    assert config.combined_path("D1.1") == "data/combined/emulated/D1.1.nc"
+    assert config.combined_path("D2.1") == "data/combined/emulated/D1.1.nc"
+    assert not config.crosschecked("D1.1")
+    assert config.crosschecked("X1")
+    assert workflow.figure_tool(config, "D1.1") == "iperf2"
+    assert "D1.1" in workflow.emulated_figures(config)
+    assert "D2.1" in workflow.emulated_figures(config)  # skipped with it when emulation is
+    scenario = runs[0].scenario()
+    # time scaled by 100: same BDP in bytes as the thesis's 1 Gb/s x 4 ms
+    assert scenario.topology.bottleneck.rate * 0.4 == pytest.approx(1e9 * 0.004)
+    key2 = workflow.run_cache_key(runs[0], "vm", "iperf2")
+    assert key2 != workflow.run_cache_key(runs[0], "vm", "iperf3")
+    bad = dict(config.data)
+    bad["figures"] = {**bad["figures"], "D1.1": {**bad["figures"]["D1.1"], "emulation_tool": "nc"}}
+    from tcprepro.sweep import validate_workflow_config
+
+    with pytest.raises(ConfigError, match=r"figures\.D1\.1\.emulation_tool"):
+        validate_workflow_config(bad, ROOT / "workflow/schemas/config.schema.yaml")

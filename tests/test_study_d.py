@@ -1,6 +1,7 @@
 """Study D in ns-3 on tiny runs: the models' regimes, the new counters, tables and claims."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import ROOT
@@ -156,3 +157,45 @@ def test_tables_put_the_thesis_rows_next_to_ours(tiny_d1, tmp_path):
     tex = write_tabular(throughput, tmp_path / "d2.tex").read_text()
     assert r"\begin{tabular}" in tex
     assert "D\\_m (Mb/s)" in tex
+
+
+def _synthetic_buffer_table(c_e, c_r, flagged_garbage=True):
+    """Cells whose windows follow min(BE c_e, BR c_r), classified with the thesis's values."""
+    from tcprepro.throughput_analysis import _classify
+    from tcprepro.throughput_models import THESIS_C_E, THESIS_C_R
+
+    kib = 1024
+    rows = []
+    for be, br in [(8, 16384), (32, 16384), (64, 256), (128, 256), (512, 256), (16384, 256)]:
+        window = min(be * kib * c_e, br * kib * c_r)
+        rows.append(
+            {
+                "send_buffer_bytes": be * kib,
+                "recv_buffer_bytes": br * kib,
+                "rtt_s": 0.4,
+                "capacity_bps": 9.56e6,
+                "window_bytes": window,
+                "measured_bps": min(window * 8 / 0.4, 9.56e6),
+                "fidelity_ok": 1,
+            }
+        )
+    if flagged_garbage:  # runs the fidelity gate flagged: they must not move the fit
+        for row in rows[:2]:
+            rows.append({**row, "window_bytes": 100.0, "measured_bps": 2e3, "fidelity_ok": 0})
+    return _classify(pd.DataFrame(rows), THESIS_C_E, THESIS_C_R)
+
+
+def test_refit_recovers_known_coefficients_and_reclassifies_the_cells():
+    from tcprepro.throughput_analysis import refit_buffer_coefficients
+
+    table = _synthetic_buffer_table(1.0, 0.25)
+    # with the thesis's coefficients BE 128 KiB / BR 256 KiB looks send-limited (70 < 96 KiB)
+    cell = table[(table["send_buffer_bytes"] == 128 * 1024) & (table["fidelity_ok"] == 1)]
+    assert cell["limit"].item() == "send buffer"
+    c_e, c_r, refitted = refit_buffer_coefficients(table)
+    assert (c_e, c_r) == pytest.approx((1.0, 0.25))
+    assert (refitted["fidelity_ok"] == 1).all()
+    assert len(refitted) == 6
+    again = refitted[refitted["send_buffer_bytes"] == 128 * 1024]
+    assert again["limit"].item() == "receive buffer"  # 128 KiB > 64 KiB: the receiver limits
+    assert np.abs(refitted.loc[refitted["buffer_limited"], "error_pct"]).max() < 1e-9

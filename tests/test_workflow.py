@@ -96,7 +96,8 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     assert counts["claims"] == 4
     assert counts["paper"] == 1
     assert "emulate_figure" not in counts
-    assert "emulation skipped (figures X1): excluded by the profile" in result.stderr
+    # the emulated figures (X1; D1.1 and its view D2.1) are skipped together
+    assert "emulation skipped (figures X1, D1.1, D2.1): excluded by the profile" in result.stderr
 
 
 def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
@@ -110,13 +111,15 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
     counts = job_counts(result.stdout)
     if not decision.enabled:  # a host that cannot emulate: skipped, with the reason printed
         assert "emulate_figure" not in counts
-        assert "emulation skipped (figures X1): this host cannot emulate" in result.stderr
+        assert "emulation skipped (figures X1, D1.1, D2.1): this host cannot" in result.stderr
         return
-    assert counts["simulate"] == 160 + 100 + 174 + 74 + 18  # A, D, B, C, and X1's ns-3 side
-    assert counts["emulate_figure"] == 1  # one batch: the VM route boots once
+    # A, D, B, C, and X1's ns-3 side; D1.1 is emulated only (D1 is its ns-3 counterpart)
+    assert counts["simulate"] == 160 + 100 + 174 + 74 + 18
+    assert counts["emulate_figure"] == 2  # one batch per figure (X1, D1.1): one boot each
     assert counts["crosscheck_table"] == 1
     assert counts["crosscheck_figure"] == 1
-    assert counts["figure"] == 6 + 4 + 20 + 7
+    assert counts["figure"] == 6 + 4 + 20 + 7 + 2  # + D1.1, D2.1
+    assert counts["table"] == 3 + 2
     assert "emulation included" in result.stderr
 
 

@@ -1,7 +1,7 @@
 """Capability checks: what this host can run, and how to fix what it lacks.
 
 This module owns the list of capabilities tcprepro depends on (the ns-3
-bindings, a C++ compiler, tcprepro's compiled models, root, Mininet, iperf3,
+bindings, a C++ compiler, tcprepro's compiled models, root, Mininet, iperf3, iperf 2,
 the netem qdisc, the kernel's congestion controls, LaTeX, ...). ``tcprepro
 doctor`` prints them as a table; backends call :func:`require` to refuse a
 run up front with one message naming everything that is missing.
@@ -237,6 +237,11 @@ CAPABILITIES: list[Capability] = [
     Capability("root", "emulations", _root),
     Capability("mininet", "emulations", _mininet),
     Capability("iperf3", "emulations", _program("iperf3", "iperf3")),
+    Capability(
+        "iperf2",
+        "emulated D1.1/D2.1 (separate send and receive buffers)",
+        _program("iperf", "iperf"),
+    ),
     Capability("ethtool", "emulations (offloads off)", _program("ethtool", "ethtool")),
     Capability("tc", "emulations", _program("tc", "iproute2")),
     Capability("netem", "emulated delay", netem_available),

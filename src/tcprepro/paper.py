@@ -207,7 +207,7 @@ def _body(config: WorkflowConfig, figures: list[str], figure_dir: str, claims_di
                     rf"\input{{{claims_dir}/{figure}.tex}}",
                     r"\end{table}",
                 ]
-            if "mininet" in config.backends(figure):  # simulation vs emulation table
+            if config.crosschecked(figure):  # simulation vs emulation table
                 out.append(rf"\input{{{claims_dir}/crosscheck_{figure}.tex}}")
         out.append(rf"\input{{{claims_dir}/claims_{study}.tex}}")
         out.append(r"\clearpage")

@@ -449,6 +449,19 @@ def _rtt_label(rtt_s: float) -> str:
     return f"RTT {rtt_s * 1000:g} ms"
 
 
+def _hollow_flagged(
+    ax: plt.Axes, cells: pd.DataFrame, y: pd.Series, x: pd.Series | None = None
+) -> None:
+    """Draw the runs the fidelity gate flagged (``fidelity_ok == 0``) as white markers."""
+    if "fidelity_ok" not in cells:
+        return
+    flagged = cells["fidelity_ok"] == 0
+    if not flagged.any():
+        return
+    xs = cells["send_buffer_bytes"] if x is None else x
+    ax.plot(xs[flagged], y[flagged], ls="none", marker="o", mfc="white", mec="0.2", ms=5, zorder=5)
+
+
 def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> Figure:
     """D1: throughput and send window against the send buffer, per RTT and receive buffer.
 
@@ -485,7 +498,12 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
             )
             top.plot(cells["send_buffer_bytes"], model / 1e6, color=palette[br], ls="--", lw=1)
             bottom.plot(cells["send_buffer_bytes"], cells["fe_over_be"], label=label, **style)
-        reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], rtt * 1000)]
+            _hollow_flagged(top, cells, cells["measured_bps"] / 1e6)
+            _hollow_flagged(bottom, cells, cells["fe_over_be"])
+        # a time-scaled emulation meets the thesis's rows at the same BDP (equivalent RTT)
+        thesis_rtt_s = float(at_rtt["thesis_rtt_s"].iloc[0]) if "thesis_rtt_s" in at_rtt else rtt
+        thesis_rtt_ms = thesis_rtt_s * 1000
+        reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], thesis_rtt_ms)]
         for br_kib, rows in reference.groupby("br_kib"):
             bottom.plot(
                 rows["be_kib"] * 1024,
@@ -539,6 +557,8 @@ def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) ->
             **style,
         )
         right.plot(cells["send_buffer_bytes"], cells["error_pct"], label=label, **style)
+        _hollow_flagged(left, cells, cells["measured_bps"] / 1e6, cells["predicted_bps"] / 1e6)
+        _hollow_flagged(right, cells, cells["error_pct"])
     left.plot(
         thesis_throughput["dp_mbps"],
         thesis_throughput["dm_mbps"],

@@ -193,8 +193,15 @@ class WorkflowConfig:
         return [f for f in self.figures if "data" not in self.figure(f)]
 
     def combined_path(self, figure: str) -> str:
-        """Combined dataset a figure's notebook reads."""
-        return f"data/combined/{self.source(figure)}.nc"
+        """Combined dataset a figure's notebook reads (emulated-only figures: the emulated one)."""
+        source = self.source(figure)
+        if "ns3" not in self.backends(source):
+            return f"data/combined/emulated/{source}.nc"
+        return f"data/combined/{source}.nc"
+
+    def crosschecked(self, figure: str) -> bool:
+        """True for a figure run by both backends and compared (X1): ns-3 and mininet."""
+        return {"ns3", "mininet"} <= set(self.backends(figure))
 
     def outputs(self, figure: str) -> list[str]:
         """What a figure's notebook produces for the paper: "figure" and/or "table"."""
@@ -304,15 +311,21 @@ class WorkflowConfig:
         if key not in self._runs:
             self._runs[key] = self._make_runs(figure, tier)
         runs = list(self._runs[key])
+        if backend not in self.backends(figure):
+            return []  # e.g. no ns-3 runs for an emulated-only figure (backends: [mininet])
         if backend == "ns3":
             return runs
-        if backend not in self.backends(figure):
-            return []
         return [replace(run, backend=backend) for run in runs]
 
     def backends(self, figure: str) -> list[str]:
-        """Backends a figure's runs use (``ns3`` unless its block lists ``backends``)."""
-        return list(self.figure(figure).get("backends", ["ns3"]))
+        """Backends a figure's runs use (``ns3`` unless its block lists ``backends``).
+
+        A data view (``data:``) has the backends of the figure it draws.
+        """
+        block = self.figure(figure)
+        if "data" in block:
+            return self.backends(str(block["data"]))
+        return list(block.get("backends", ["ns3"]))
 
     def _make_runs(self, figure: str, tier: str | None) -> list[Run]:
         block = self.figure(figure)
@@ -366,7 +379,10 @@ class WorkflowConfig:
     def check(self, tier: str | None = None, figures: Iterable[str] | None = None) -> None:
         """Validate every run's scenario of a tier (raises ConfigError naming the figure)."""
         for figure in self.figures if figures is None else figures:
-            for run in self.runs(figure, tier):
+            runs = [
+                run for backend in self.backends(figure) for run in self.runs(figure, tier, backend)
+            ]
+            for run in runs:
                 try:
                     run.scenario()
                 except ConfigError as exc:

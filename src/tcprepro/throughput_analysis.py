@@ -26,6 +26,10 @@ send window FE
 buffer-limited cell
     the model's prediction (with the backend's ``C_e``, ``C_r``) is below the
     link's goodput capacity: the window, not the link, should limit the flow.
+equivalent RTT
+    the RTT at the thesis's 1 Gb/s with the same bandwidth-delay product
+    (``rtt_s x path rate / 1 Gb/s``): a time-scaled emulation (D1.1: 10 Mb/s,
+    RTT 400 ms) meets the thesis's rows (4 ms) through it.
 timeout share
     ``rto_count x T0 / measured time``: a lower bound on the share of the time
     the sender spent waiting for retransmission timers (back-offs last longer).
@@ -34,6 +38,7 @@ timeout share
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -60,12 +65,16 @@ __all__ = [
     "cell_parameters",
     "fit_buffer_coefficients",
     "loss_table",
+    "refit_buffer_coefficients",
     "reliable_volumes",
     "stack_tables",
     "throughput_comparison",
     "volume_table",
     "window_comparison",
 ]
+
+#: the thesis's link rate: equivalent RTTs are taken at it (see the module docstring)
+THESIS_RATE_BPS = 1e9
 
 #: (C_e, C_r) of the application-level model per backend, fixed before any run:
 #: ns-3 buffers hold payload only (1, 1); emulated Linux is checked against the thesis's values
@@ -196,7 +205,9 @@ def buffer_table(
     pandas.DataFrame
         :func:`cell_parameters` plus ``measured_bps`` (mean goodput over the
         measurement window, mean over repetitions) and ``measured_bps_std``,
-        ``window_bytes`` (FE), ``fe_over_be``, ``mean_rtt_s`` (measured),
+        ``window_bytes`` (FE), ``fe_over_be``, ``window_little_bytes`` (throughput x
+        mean measured RTT: the bytes sent per RTT), ``mean_rtt_s`` (measured),
+        ``thesis_rtt_s`` (equivalent RTT), ``fidelity_ok`` (1 for ns-3),
         ``capacity_bps``, ``bdp_bytes``, ``c_e``, ``c_r``, ``predicted_bps``
         (the uncapped model), ``error_pct`` ((D_p - D_m) / D_m in %),
         ``buffer_limited`` and ``limit`` ("send buffer", "receive buffer" or
@@ -217,22 +228,73 @@ def buffer_table(
     window = _per_cell(unacked, dims, "window_bytes")
     rtt = _per_cell(mean_rtt, dims, "mean_rtt_s")
     capacity = _per_cell(_flow_capacity_bps(ds, name), dims, "capacity_bps")
-    table = _merge(params, measured, window, rtt, capacity[[*dims, "capacity_bps"]], dims=dims)
+    frames = [measured, window, rtt, capacity[[*dims, "capacity_bps"]]]
+    if "fidelity_ok" in ds and "rep" in ds["fidelity_ok"].dims:
+        # emulated runs: 0 where the fidelity gate flagged a repetition of the cell
+        gate = ds["fidelity_ok"].fillna(0).min("rep").to_dataframe(name="fidelity_ok")
+        frames.append(gate.reset_index()[[*dims, "fidelity_ok"]])
+    table = _merge(params, *frames, dims=dims)
+    if "fidelity_ok" not in table:
+        table["fidelity_ok"] = 1
+    table["fidelity_ok"] = table["fidelity_ok"].fillna(0).astype(int)
+    table["thesis_rtt_s"] = table["rtt_s"] * table["path_rate_bps"] / THESIS_RATE_BPS
     table["fe_over_be"] = table["window_bytes"] / table["send_buffer_bytes"]
+    # the bytes sent per RTT (the thesis's own FE: its bursts), from throughput x mean RTT
+    table["window_little_bytes"] = table["measured_bps"] * table["mean_rtt_s"] / 8.0
     table["bdp_bytes"] = table["capacity_bps"] * table["rtt_s"] / 8.0
-    table["c_e"], table["c_r"] = c_e, c_r
-    table["predicted_bps"] = application_throughput_bps(
-        table["send_buffer_bytes"], table["recv_buffer_bytes"], table["rtt_s"], c_e, c_r
-    )
-    table["error_pct"] = (table["predicted_bps"] / table["measured_bps"] - 1.0) * 100.0
-    table["buffer_limited"] = table["predicted_bps"] < table["capacity_bps"]
-    send_limited = table["send_buffer_bytes"] * c_e <= table["recv_buffer_bytes"] * c_r
-    table["limit"] = np.where(
-        ~table["buffer_limited"],
-        "link",
-        np.where(send_limited, "send buffer", "receive buffer"),
-    )
+    return _classify(table, c_e, c_r)
     return table
+
+
+def refit_buffer_coefficients(
+    table: pd.DataFrame, max_rounds: int = 10
+) -> tuple[float, float, pd.DataFrame]:
+    """Refit ``(C_e, C_r)`` until the cells they classify stop changing.
+
+    :func:`fit_buffer_coefficients` classifies the cells (send-limited,
+    receive-limited, link-limited) with the table's coefficients, which for
+    today's kernel are the thesis's (fixed before the runs). This repeats the
+    fit with the classification of the previous fit until it is stable, using
+    only runs the fidelity gate accepted (``fidelity_ok``). A coefficient
+    without any cell to fit it stays at the table's value.
+
+    Returns
+    -------
+    (c_e, c_r, table)
+        The fitted coefficients and the accepted cells reclassified with them
+        (``predicted_bps``, ``error_pct``, ``buffer_limited``, ``limit`` redone).
+    """
+    current = table[table["fidelity_ok"] == 1] if "fidelity_ok" in table else table
+    current = current[current["measured_bps"].notna()].copy()
+    if current.empty:
+        return math.nan, math.nan, current
+    c_e, c_r = float(current["c_e"].iloc[0]), float(current["c_r"].iloc[0])
+    for _ in range(max_rounds):
+        fit_e, fit_r = fit_buffer_coefficients(current)
+        fit_e = c_e if math.isnan(fit_e) else fit_e
+        fit_r = c_r if math.isnan(fit_r) else fit_r
+        previous = current["limit"].tolist()
+        current = _classify(current, fit_e, fit_r)
+        c_e, c_r = fit_e, fit_r
+        if current["limit"].tolist() == previous:
+            break
+    return c_e, c_r, current
+
+
+def _classify(table: pd.DataFrame, c_e: float, c_r: float) -> pd.DataFrame:
+    """The model columns of :func:`buffer_table` recomputed with other coefficients."""
+    out = table.copy()
+    out["c_e"], out["c_r"] = c_e, c_r
+    out["predicted_bps"] = application_throughput_bps(
+        out["send_buffer_bytes"], out["recv_buffer_bytes"], out["rtt_s"], c_e, c_r
+    )
+    out["error_pct"] = (out["predicted_bps"] / out["measured_bps"] - 1.0) * 100.0
+    out["buffer_limited"] = out["predicted_bps"] < out["capacity_bps"]
+    send_limited = out["send_buffer_bytes"] * c_e <= out["recv_buffer_bytes"] * c_r
+    out["limit"] = np.where(
+        ~out["buffer_limited"], "link", np.where(send_limited, "send buffer", "receive buffer")
+    )
+    return out
 
 
 def fit_buffer_coefficients(table: pd.DataFrame) -> tuple[float, float]:
@@ -423,6 +485,7 @@ def _optional(values: pd.Series, fmt: str) -> pd.Series:
 def _thesis_keys(table: pd.DataFrame) -> pd.DataFrame:
     out = table.assign(
         rtt_ms=(table["rtt_s"] * 1000).round(3),
+        thesis_rtt_ms=(table["thesis_rtt_s"] * 1000).round(3),
         be_kib=table["send_buffer_bytes"] / _KIB,
         br_kib=table["recv_buffer_bytes"] / _KIB,
         backend_label=table["backend"].map(
@@ -453,9 +516,9 @@ def window_comparison(table: pd.DataFrame) -> pd.DataFrame:
     thesis = reference.load("makassikis2006_windows")
     merged = _thesis_keys(table).merge(
         thesis[["rtt_ms", "br_kib", "be_kib", "fe_over_be"]].rename(
-            columns={"fe_over_be": "thesis_fe_over_be"}
+            columns={"fe_over_be": "thesis_fe_over_be", "rtt_ms": "thesis_rtt_ms"}
         ),
-        on=["rtt_ms", "br_kib", "be_kib"],
+        on=["thesis_rtt_ms", "br_kib", "be_kib"],
         how="left",
     )
     return pd.DataFrame(
@@ -469,6 +532,8 @@ def window_comparison(table: pd.DataFrame) -> pd.DataFrame:
             "FE/BE": merged["fe_over_be"].map("{:.3f}".format),
             "Limit": merged["limit"],
             "Thesis FE/BE": _optional(merged["thesis_fe_over_be"], "{:.3f}"),
+            **_little_column(merged),
+            **_gate_column(merged),
         }
     )
 
@@ -484,8 +549,10 @@ def throughput_comparison(table: pd.DataFrame) -> pd.DataFrame:
     thesis = reference.load("makassikis2006_throughput")
     limited = table[table["buffer_limited"]]
     merged = _thesis_keys(limited).merge(
-        thesis[["rtt_ms", "br_kib", "be_kib", "dm_mbps", "dp_mbps", "err_pct"]],
-        on=["rtt_ms", "br_kib", "be_kib"],
+        thesis[["rtt_ms", "br_kib", "be_kib", "dm_mbps", "dp_mbps", "err_pct"]].rename(
+            columns={"rtt_ms": "thesis_rtt_ms"}
+        ),
+        on=["thesis_rtt_ms", "br_kib", "be_kib"],
         how="left",
     )
     return pd.DataFrame(
@@ -503,5 +570,26 @@ def throughput_comparison(table: pd.DataFrame) -> pd.DataFrame:
             "Thesis D_m": _optional(merged["dm_mbps"], "{:g}"),
             "Thesis D_p": _optional(merged["dp_mbps"], "{:g}"),
             "Thesis error (%)": _optional(merged["err_pct"], "{:+.2f}"),
+            **_gate_column(merged),
         }
     )
+
+
+def _little_column(merged: pd.DataFrame) -> dict[str, pd.Series]:
+    """For emulated rows: D_m x RTT / BE, the send window as bytes sent per RTT."""
+    if (merged["backend"] == "ns3").all():
+        return {}
+    ratio = merged["window_little_bytes"] / merged["send_buffer_bytes"]
+    return {"D_m RTT/BE": ratio.map("{:.3f}".format)}
+
+
+def _gate_column(merged: pd.DataFrame) -> dict[str, pd.Series]:
+    """A "Fidelity gate" column for emulated rows (none for a simulation-only table)."""
+    if (merged["backend"] == "ns3").all():
+        return {}
+    verdict = np.where(
+        merged["backend"] == "ns3",
+        "",
+        np.where(merged["fidelity_ok"] == 1, "passed", "flagged"),
+    )
+    return {"Fidelity gate": pd.Series(verdict, index=merged.index)}

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from tcprepro.emulation.workflow import decide, emulated_runs
+from tcprepro.emulation.workflow import decide, emulated_runs, figure_tool
 from tcprepro.emulation.workflow import run_cache_key as emulated_run_cache_key
 from tcprepro.sweep import WorkflowConfig, plan_report
 
@@ -56,12 +56,14 @@ def figure_combined(wildcards):
 
 
 def study_combined(wildcards):
-    """Combined datasets of every simulated figure of a study (cross-check figures aside)."""
+    """Combined datasets of a study's figures: simulated ones, and emulated-only ones
+    (backends: [mininet], e.g. D1.1) when this build includes them; cross-checks aside.
+    """
     simulated = WORKFLOW.simulated_figures
     return [
-        f"data/combined/{f}.nc"
+        WORKFLOW.combined_path(f)
         for f in WORKFLOW.figures_of(wildcards.study)
-        if f in simulated and f in FIGURES and "mininet" not in WORKFLOW.backends(f)
+        if f in simulated and f in FIGURES and not WORKFLOW.crosschecked(f)
     ]
 
 
@@ -73,7 +75,8 @@ def paper_files(kind):
 def emulated_cache_keys(wildcards):
     """Cache keys of a figure's emulated runs: a changed key reruns the batch job."""
     runs = emulated_runs(WORKFLOW, wildcards.figure, TIER, EMULATION.route)
-    return sorted(emulated_run_cache_key(run, EMULATION.route) for run in runs)
+    tool = figure_tool(WORKFLOW, wildcards.figure)
+    return sorted(emulated_run_cache_key(run, EMULATION.route, tool) for run in runs)
 
 
 onstart:

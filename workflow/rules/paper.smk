@@ -4,7 +4,7 @@
 
 rule paper_inputs:
     input:
-        expand("data/combined/{figure}.nc", figure=SIMULATED),
+        [WORKFLOW.combined_path(figure) for figure in SIMULATED],
     output:
         "paper/generated/body.tex",
         "paper/generated/parameters.tex",
@@ -30,7 +30,7 @@ rule paper:
         claims=expand("paper/generated/claims_{study}.tex", study=STUDIES),
         crosschecks=expand(
             "paper/generated/crosscheck_{figure}.tex",
-            figure=[f for f in FIGURES if "mininet" in WORKFLOW.backends(f)],
+            figure=[f for f in FIGURES if WORKFLOW.crosschecked(f)],
         ),
         generated=rules.paper_inputs.output,
     output:

@@ -12,10 +12,16 @@ route, or inside the VM of :mod:`tcprepro.emulation.vm` -- the code is the same)
 4. the traffic: one iperf3 server per flow on its destination, one client per
    flow on its source started at the planned time with ``-C <linux name>``,
    ``-w <socket buffer>``, and ``-n <bytes>`` for sized flows (``-t`` until the
-   end of the run for bulk ones);
+   end of the run for bulk ones). iperf3's ``-w`` sets the same value on both
+   sockets (the client sends it to the server), so a run whose send and
+   receive buffers must differ (study D) takes iperf 2 instead
+   (``EmulationOptions.traffic_tool = "iperf2"``): ``iperf -s -w <recv_buffer>``
+   on the destination, ``iperf -c -w <send_buffer> -Z <linux name>`` on the
+   source, as in the thesis;
 5. the traces: one sampler per namespace (:mod:`tcprepro.emulation.sampler`)
    reading ``ss -tin`` (cwnd, smoothed RTT, segments, retransmissions, bytes
-   received) and ``tc -s qdisc`` (queue, drops, bytes sent) every interval;
+   received, bytes in flight) and ``tc -s qdisc`` (queue, drops, bytes sent)
+   every interval;
    iperf3's JSON gives each flow's totals and the congestion control it used;
 6. teardown, always (success, error, Ctrl-C, SIGTERM): every process killed,
    the Mininet hosts stopped (their namespaces and veths vanish with them),
@@ -33,6 +39,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -103,6 +110,9 @@ NOTES = {
     "link_queue_max_pkts": "largest occupancy among the samples (not between them)",
     "flow_connected_s": "first sample at which the data connection was established",
     "flow_end_s": "first sample at which every byte had arrived (sized flows)",
+    "unacked_bytes": "the sender's bytes in flight at each sample (ss bytes_sent - "
+    "bytes_retrans - bytes_acked, see tcprepro.emulation.linux.in_flight_bytes), held over "
+    "the interval: a sampled average, not a time integral",
 }
 
 
@@ -112,6 +122,9 @@ class EmulationOptions:
 
     route: str = "native"
     probe_s: float = 2.0
+    #: ``iperf3`` (both sockets get min(send_buffer, recv_buffer)) or ``iperf2`` (the
+    #: server gets recv_buffer, the client send_buffer): see the module docstring
+    traffic_tool: str = "iperf3"
     tolerances: Tolerances = field(default_factory=Tolerances)
     extra_attrs: Mapping[str, Any] = field(default_factory=dict)
 
@@ -121,7 +134,7 @@ def goodput_capacity_bps(rate_bps: float, tcp: TcpSettings) -> float:
     return rate_bps * tcp.mss / (linux.frame_bytes(tcp))
 
 
-def check_scenario(scenario: Scenario) -> capabilities.Needs:
+def check_scenario(scenario: Scenario, tool: str = "iperf3") -> capabilities.Needs:
     """Refuse, before anything starts, a scenario this kernel cannot emulate natively.
 
     Raises
@@ -131,7 +144,7 @@ def check_scenario(scenario: Scenario) -> capabilities.Needs:
     CapabilityError
         Listing every missing capability (root, programs, qdiscs, congestion controls).
     """
-    needs = capabilities.scenario_needs(scenario)
+    needs = capabilities.scenario_needs(scenario) | capabilities.tool_needs(tool)
     missing = capabilities.native_missing(needs)
     if missing:
         lines = "\n  ".join(str(m) for m in missing)
@@ -142,6 +155,18 @@ def check_scenario(scenario: Scenario) -> capabilities.Needs:
 def socket_buffer_bytes(tcp: TcpSettings) -> int:
     """iperf3 ``-w``: the smaller of the scenario's socket buffers (it sets both)."""
     return min(tcp.send_buffer, tcp.recv_buffer)
+
+
+def requested_buffers(tcp: TcpSettings, tool: str) -> tuple[int, int]:
+    """(send, receive) socket buffers the tool requests with ``-w`` (SO_SNDBUF, SO_RCVBUF).
+
+    The kernel doubles each request for its bookkeeping (``socket(7)``) and caps it
+    at ``net.core.wmem_max`` / ``rmem_max``, which the run raises to fit.
+    """
+    if tool == "iperf2":
+        return tcp.send_buffer, tcp.recv_buffer
+    both = socket_buffer_bytes(tcp)
+    return both, both
 
 
 @contextlib.contextmanager
@@ -169,8 +194,11 @@ class Emulation:
     with them), and host-wide sysctls raised for the run are restored.
     """
 
-    def __init__(self, scenario: Scenario, plan: NetworkPlan, workdir: Path) -> None:
+    def __init__(
+        self, scenario: Scenario, plan: NetworkPlan, workdir: Path, tool: str = "iperf3"
+    ) -> None:
         self.scenario = scenario
+        self.tool = tool
         self.plan = plan
         self.workdir = workdir
         self.addressing = Addressing(plan)
@@ -209,7 +237,7 @@ class Emulation:
         Mininet.inited = True
         tcp = self.scenario.tcp
         for key in ("net.core.rmem_max", "net.core.wmem_max"):
-            self._raise_global(key, socket_buffer_bytes(tcp))
+            self._raise_global(key, max(requested_buffers(tcp, self.tool)))
         self.net = Mininet(
             topo=make_topo(self.plan, tcp),
             host=Host,
@@ -407,6 +435,25 @@ def _client_argv(emu: Emulation, index: int) -> list[str]:
     port, cport = _flow_ports(index)
     scenario = emu.scenario
     variant = get_variant(flow.variant.name)
+    send_buffer, _ = requested_buffers(scenario.tcp, emu.tool)
+    if emu.tool == "iperf2":
+        argv = [
+            "iperf",
+            "-c",
+            emu.addressing.host_ip(flow.dst),
+            "-p",
+            str(port),
+            "-B",
+            f"{emu.addressing.host_ip(flow.src)}:{cport}",
+            "-Z",
+            str(variant.linux_name),
+            "-w",
+            str(send_buffer),
+            "-e",
+        ]
+        if flow.size_bytes:
+            return [*argv, "-n", str(flow.size_bytes)]
+        return [*argv, "-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
     argv = [
         "iperf3",
         "-c",
@@ -418,7 +465,7 @@ def _client_argv(emu: Emulation, index: int) -> list[str]:
         "-C",
         str(variant.linux_name),
         "-w",
-        str(socket_buffer_bytes(scenario.tcp)),
+        str(send_buffer),
         "-J",
         "-i",
         "0",
@@ -430,16 +477,22 @@ def _client_argv(emu: Emulation, index: int) -> list[str]:
     return argv
 
 
+def _server_argv(emu: Emulation, index: int) -> list[str]:
+    port, _ = _flow_ports(index)
+    if emu.tool == "iperf2":
+        _, recv_buffer = requested_buffers(emu.scenario.tcp, emu.tool)
+        # -w on the listening socket: the accepted one inherits it, window scale included
+        return ["iperf", "-s", "-p", str(port), "-w", str(recv_buffer), "-e"]
+    return ["iperf3", "-s", "-1", "-J", "-p", str(port)]
+
+
 def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool) -> dict[str, Any]:
     scenario = emu.scenario
     interval = scenario.trace.interval
     count = round(scenario.duration / interval)
     workdir = emu.workdir
     for index, flow in enumerate(emu.plan.flows):
-        port, _ = _flow_ports(index)
-        emu.popen(
-            flow.dst, ["iperf3", "-s", "-1", "-J", "-p", str(port)], workdir / f"server{index}.json"
-        )
+        emu.popen(flow.dst, _server_argv(emu, index), workdir / f"server{index}.json")
     for index, flow in enumerate(emu.plan.flows):
         emu.wait_listening(flow.dst, _flow_ports(index)[0])
     go = workdir / "go"
@@ -539,6 +592,8 @@ def _flow_series(
     srtt = np.full(shape, np.nan)
     data_segs = np.full(shape, np.nan)
     retrans = np.full(shape, np.nan)
+    in_flight = np.zeros(shape)  # 0 before the connection and after it closed
+    cookie = IPERF3_COOKIE_BYTES if emu.tool == "iperf3" else 0
     cc_counts: list[dict[str, int]] = [{} for _ in range(n_flows)]
     connected = np.full(n_flows, np.nan)
     for index, flow in enumerate(plan.flows):
@@ -561,12 +616,13 @@ def _flow_series(
             srtt[k, index] = sock.pair("rtt")[0] / 1000.0
             data_segs[k, index] = sock.number("data_segs_out", 0.0)
             retrans[k, index] = sock.pair("retrans")[1] if "retrans" in sock.fields else 0.0
+            in_flight[k, index] = linux.in_flight_bytes(sock, mss)
         for k, sample in enumerate(samples[flow.dst]):
             if sample is None:
                 continue
             sock = linux.find_socket(linux.parse_ss(sample.get("ss", "")), dst_ep, src_ep)
             if sock is not None:
-                rx[k, index] = max(0.0, sock.number("bytes_received", 0.0) - IPERF3_COOKIE_BYTES)
+                rx[k, index] = max(0.0, sock.number("bytes_received", 0.0) - cookie)
     # cumulative counters hold their last value once a socket is gone (and are 0 before)
     rx = np.fmax.accumulate(np.nan_to_num(rx, nan=0.0), axis=0)
     data_segs = (
@@ -579,6 +635,15 @@ def _flow_series(
     rtt_sum = np.cumsum(np.where(present, srtt, 0.0), axis=0)
     rtt_count = np.cumsum(present.astype(float), axis=0)
     nan = np.full(shape, np.nan)
+    # a sample missing inside the connection (late or skipped) holds the previous value
+    for index in range(n_flows):
+        present_k = np.nonzero(~np.isnan(srtt[:, index]))[0]
+        if present_k.size:
+            first, last = present_k[0], present_k[-1]
+            span = in_flight[first : last + 1, index]
+            span[np.isnan(srtt[first : last + 1, index])] = np.nan
+            in_flight[first : last + 1, index] = _ffill(span)
+    interval = emu.scenario.trace.interval
     series = {
         "rx_bytes": rx,
         "cwnd_bytes": cwnd,
@@ -589,6 +654,9 @@ def _flow_series(
         "lost_data_pkts": nan,
         "lost_ack_pkts": nan,
         "random_lost_pkts": nan,
+        # the store averages each interval from this integral (byte x s) of the samples
+        # (sample k stands for the interval that ends at it; sample 0 is the baseline)
+        "unacked_byte_s": np.cumsum(np.vstack([in_flight[:1] * 0, in_flight[1:]]) * interval, 0),
     }
     # the congestion control the kernel reported most often for the established socket
     cc_seen = [max(counts, key=counts.get) if counts else "" for counts in cc_counts]
@@ -656,6 +724,29 @@ def _iperf3_summary(path: Path) -> dict[str, Any]:
     }
 
 
+_IPERF2_UNITS = {"Byte": 1, "KByte": 1024, "MByte": 1024**2, "GByte": 1024**3}
+
+
+def _iperf2_summary(path: Path) -> dict[str, Any]:
+    """Read one end's ``iperf -e`` text output.
+
+    It says which socket buffer the kernel granted (``TCP window size``: twice
+    the request) and the request; the report's tail is kept as text.
+    """
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return {"error": "no output"}
+    out: dict[str, Any] = {"text_tail": text[-600:]}
+    match = re.search(r"TCP window size:\s*([\d.]+)\s*(Byte|KByte|MByte|GByte)", text)
+    if match:
+        out["window_size_bytes"] = round(float(match.group(1)) * _IPERF2_UNITS[match.group(2)])
+    match = re.search(r"requested\s*([\d.]+)\s*(Byte|KByte|MByte|GByte)", text)
+    if match:
+        out["window_requested_bytes"] = round(float(match.group(1)) * _IPERF2_UNITS[match.group(2)])
+    return out
+
+
 def _sampling_lateness(samples: dict[str, list], interval: float) -> tuple[float, float]:
     late = total = 0
     worst = 0.0
@@ -699,12 +790,15 @@ def run_scenario(
     """
     options = options or EmulationOptions()
     scenario.check_rep(rep)
-    needs = check_scenario(scenario)
+    needs = check_scenario(scenario, options.traffic_tool)
     plan = build_plan(scenario, rep)
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="tcprepro-emu-"))
     try:
-        with _sigterm_as_interrupt(), Emulation(scenario, plan, workdir) as emu:
+        with (
+            _sigterm_as_interrupt(),
+            Emulation(scenario, plan, workdir, options.traffic_tool) as emu,
+        ):
             report = _probe(emu, options)
             cpu = CpuMonitor()
             info = _traffic(emu, cpu, progress)
@@ -754,16 +848,21 @@ def _dataset(
 ) -> xr.Dataset:
     interval = scenario.trace.interval
     count = info["count"]
-    emu_view = _View(scenario, plan)
+    tool = options.traffic_tool
+    emu_view = _View(scenario, plan, tool)
     flow_series, flow_facts = _flow_series(emu_view, samples, count)
     link_names, link_series = _link_series(emu_view, samples, count)
+    summarise = _iperf3_summary if tool == "iperf3" else _iperf2_summary
     iperf3 = {
-        flow.name: _iperf3_summary(workdir / f"server{i}.json") for i, flow in enumerate(plan.flows)
+        flow.name: summarise(workdir / f"server{i}.json") for i, flow in enumerate(plan.flows)
     }
     senders = {
-        flow.name: _iperf3_summary(workdir / f"client{i}.json") for i, flow in enumerate(plan.flows)
+        flow.name: summarise(workdir / f"client{i}.json") for i, flow in enumerate(plan.flows)
     }
     for name, summary in senders.items():
+        if tool == "iperf2":  # the two ends report different facts: keep both
+            iperf3[name] = {"server": iperf3[name], "client": summary}
+            continue
         iperf3[name] = {**iperf3[name], **{k: v for k, v in summary.items() if v is not None}}
     rx_final = flow_series["rx_bytes"][-1] if plan.flows else np.empty(0)
     end_s = np.full(len(plan.flows), np.nan)
@@ -814,7 +913,7 @@ def _dataset(
             goodput_capacity_bps(d.rate_bps, scenario.tcp) for d in directions
         ],
     }
-    versions = capabilities.emulation_versions(options.route)
+    versions = capabilities.emulation_versions(options.route, tool)
     raw.attrs = {
         "scenario_id": scenario.id,
         "study": scenario.study or "",
@@ -836,6 +935,10 @@ def _dataset(
         "sysctls": json.dumps(sysctls, sort_keys=True),
         "offloads": "tso, gso, gro off on every emulated interface (checked with ethtool -k)",
         "socket_buffer_bytes": socket_buffer_bytes(scenario.tcp),
+        "traffic_tool": tool,
+        "traffic_tool_version": capabilities.tool_version(tool),
+        "send_buffer_requested_bytes": requested_buffers(scenario.tcp, tool)[0],
+        "recv_buffer_requested_bytes": requested_buffers(scenario.tcp, tool)[1],
         "iperf3": json.dumps(iperf3, sort_keys=True),
         "fidelity": report.to_json(),
         "fidelity_ok": int(report.ok),
@@ -879,6 +982,7 @@ class _View:
 
     scenario: Scenario
     plan: NetworkPlan
+    tool: str = "iperf3"
 
     @property
     def addressing(self) -> Addressing:

@@ -29,6 +29,7 @@ from tcprepro.variants import get_variant
 
 __all__ = [
     "ROUTES",
+    "TRAFFIC_TOOLS",
     "Missing",
     "Needs",
     "RouteChoice",
@@ -41,6 +42,8 @@ __all__ = [
     "qdisc_works",
     "route_report",
     "scenario_needs",
+    "tool_needs",
+    "tool_version",
     "vm_missing",
 ]
 
@@ -56,18 +59,39 @@ _PROBE_ARGS = {
 }
 
 
+#: traffic tools of the emulation: name -> (program, Debian package). iperf3's ``-w``
+#: sets the same buffer on both sockets (the client sends it to the server); iperf 2
+#: takes a separate ``-w`` at the server (receive buffer) and the client (send buffer)
+TRAFFIC_TOOLS = {"iperf3": ("iperf3", "iperf3"), "iperf2": ("iperf", "iperf")}
+
+
 @dataclass(frozen=True)
 class Needs:
-    """Kernel features one emulated scenario needs."""
+    """Kernel features (and extra programs) one emulated scenario needs."""
 
     qdiscs: tuple[str, ...]
     congestion_controls: tuple[str, ...]
+    programs: tuple[str, ...] = ()
 
     def __or__(self, other: Needs) -> Needs:
         return Needs(
             tuple(sorted({*self.qdiscs, *other.qdiscs})),
             tuple(sorted({*self.congestion_controls, *other.congestion_controls})),
+            tuple(sorted({*self.programs, *other.programs})),
         )
+
+
+def tool_needs(tool: str) -> Needs:
+    """What the traffic tool ``tool`` (``iperf3`` or ``iperf2``) needs.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown tool (naming the field ``emulation_tool``).
+    """
+    if tool not in TRAFFIC_TOOLS:
+        raise ConfigError(f"emulation_tool: {tool!r} is not one of {', '.join(TRAFFIC_TOOLS)}")
+    return Needs((), (), (TRAFFIC_TOOLS[tool][0],) if tool != "iperf3" else ())
 
 
 @dataclass(frozen=True)
@@ -204,6 +228,19 @@ def _tools_missing() -> list[Missing]:
     return missing
 
 
+def _extra_programs_missing(needs: Needs) -> list[Missing]:
+    packages = dict(TRAFFIC_TOOLS.values())
+    return [
+        Missing(
+            program,
+            f"{program} not found (traffic tool of this scenario)",
+            f"apt-get install {packages.get(program, program)}",
+        )
+        for program in needs.programs
+        if not shutil.which(program)
+    ]
+
+
 def _cc_hint(name: str) -> str:
     return f"modprobe tcp_{name}, or take the VM route (--route vm)"
 
@@ -213,7 +250,7 @@ def native_missing(needs: Needs) -> list[Missing]:
     missing = []
     if os.geteuid() != 0:
         missing.append(Missing("root", f"uid {os.geteuid()}", "run emulations as root (sudo)"))
-    missing += _tools_missing()
+    missing += _tools_missing() + _extra_programs_missing(needs)
     if os.geteuid() == 0:
         for kind in needs.qdiscs:
             if not qdisc_works(kind):
@@ -235,7 +272,7 @@ def vm_missing(needs: Needs) -> list[Missing]:
     """What the full-kernel VM route lacks for ``needs`` (see :mod:`tcprepro.emulation.vm`)."""
     from tcprepro.emulation import vm
 
-    missing = _tools_missing()
+    missing = _tools_missing() + _extra_programs_missing(needs)
     for program, fix in (
         ("vng", "pip install virtme-ng (a dependency of tcprepro)"),
         ("qemu-system-x86_64", "apt-get install qemu-system-x86"),
@@ -333,8 +370,24 @@ def iperf3_version() -> str:
     return words[1] if len(words) > 1 else out.stdout.strip()
 
 
-def emulation_versions(route: str) -> dict[str, str]:
-    """Versions that change an emulated run's result on ``route`` (kernel, iperf3, tcprepro)."""
+@functools.cache
+def tool_version(tool: str) -> str:
+    """Version of a traffic tool: ``iperf2`` -> ``2.1.8`` (``not installed`` when missing)."""
+    if tool == "iperf3":
+        return iperf3_version()
+    program = TRAFFIC_TOOLS[tool][0]
+    if not shutil.which(program):
+        return "not installed"
+    out = subprocess.run([program, "--version"], capture_output=True, text=True, check=False)
+    words = (out.stdout + out.stderr).split()  # "iperf version 2.1.8 (12 August 2022) ..."
+    return words[2] if len(words) > 2 and words[1] == "version" else " ".join(words[:3])
+
+
+def emulation_versions(route: str, tool: str = "iperf3") -> dict[str, str]:
+    """Versions that change an emulated run's result on ``route`` (kernel, iperf3, tcprepro).
+
+    A tool other than iperf3 adds its name and version (iperf3 runs keep their keys).
+    """
     import tcprepro
 
     if route == "vm":
@@ -349,4 +402,5 @@ def emulation_versions(route: str) -> dict[str, str]:
         "kernel": release,
         "iperf3": iperf3_version(),
         "route": route,
+        **({"traffic_tool": f"{tool} {tool_version(tool)}"} if tool != "iperf3" else {}),
     }

@@ -59,13 +59,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tcprepro.scenario import load_scenario_dict
     from tcprepro.store import write_dataset
 
+    adv_win_scale = Path("/proc/sys/net/ipv4/tcp_adv_win_scale")
     vm_attrs = {
+        # receive-window rule of the guest kernel (absent since Linux 6.6: scaling_ratio)
+        "guest_tcp_adv_win_scale": adv_win_scale.read_text().strip()
+        if adv_win_scale.exists()
+        else "absent",
         "vm_accel": batch["accel"],
         "vm_accel_reason": batch["accel_reason"],
         "vm_boot_s": round(boot_s, 1),
         "host_kernel": batch["host_kernel"],
         "vm_modules": json.dumps(loaded, sort_keys=True),
     }
+    from tcprepro.provenance import git_state
+
+    if git_state()[0] == "unknown" and "host_git_commit" in batch:
+        # git inside the guest cannot always read the (worktree) metadata: the host's state
+        vm_attrs["git_commit"] = batch["host_git_commit"]
+        vm_attrs["git_dirty"] = batch["host_git_dirty"]
     for job in batch["jobs"]:
         started = time.monotonic()
         status: dict[str, Any] = {"output": job["output"], "guest_kernel": platform.release()}

@@ -56,6 +56,7 @@ __all__ = [
     "frame_bytes",
     "host_sysctls",
     "htb_burst_bytes",
+    "in_flight_bytes",
     "leaf_qdisc",
     "mtu_bytes",
     "needs_netem",
@@ -325,6 +326,27 @@ def parse_ss(text: str) -> list[SsSocket]:
                 sock.cc = token
             i += 1
     return sockets
+
+
+def in_flight_bytes(sock: SsSocket, mss: float) -> float:
+    """Payload bytes the sender has sent and not yet had cumulatively acknowledged.
+
+    From the byte counters of ``tcp_info`` that ``ss -ti`` prints (Linux >= 4.1
+    for ``bytes_acked``, >= 4.19 for ``bytes_sent``/``bytes_retrans``):
+    ``bytes_sent`` counts every payload byte transmitted, retransmissions
+    included, ``bytes_retrans`` the retransmitted ones and ``bytes_acked`` those
+    cumulatively acknowledged, so ``bytes_sent - bytes_retrans - bytes_acked``
+    is ``snd_nxt - snd_una``: the send window in use (the thesis's FE). Without
+    ``bytes_sent`` (an older kernel, or nothing sent yet) it is ``unacked``
+    (segments in flight) x MSS. ``ss`` omits a counter that is zero, so a
+    socket that prints neither has nothing in flight (0).
+    """
+    sent = sock.number("bytes_sent")
+    if not math.isnan(sent):
+        acked = sock.number("bytes_acked", 0.0)
+        retrans = sock.number("bytes_retrans", 0.0)
+        return max(0.0, sent - retrans - acked)
+    return sock.number("unacked", 0.0) * mss
 
 
 def endpoint(ip: str, port: int) -> str:

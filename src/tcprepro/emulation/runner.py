@@ -32,6 +32,8 @@ class EmulationJob:
     rep: int
     output: Path
     attrs: dict[str, Any] = field(default_factory=dict)
+    #: iperf3, or iperf2 for separate send and receive buffers (see the backend)
+    tool: str = "iperf3"
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,15 @@ class JobResult:
     wall_s: float = 0.0
 
 
-def plan_route(scenarios: Sequence[Scenario], route: str = "auto") -> capabilities.RouteChoice:
+def plan_route(
+    scenarios: Sequence[Scenario], route: str = "auto", tools: Sequence[str] = ()
+) -> capabilities.RouteChoice:
     """The route a batch of scenarios takes (raises CapabilityError/ConfigError up front)."""
     needs = capabilities.Needs(("htb",), ())
     for scenario in scenarios:
         needs = needs | capabilities.scenario_needs(scenario)
+    for tool in tools:
+        needs = needs | capabilities.tool_needs(tool)
     return capabilities.choose_route(needs, route)
 
 
@@ -64,7 +70,7 @@ def emulate_batch(
     """Run every job on one route (one VM boot for the whole batch on the VM route)."""
     if not jobs:
         return []
-    choice = plan_route([job.scenario for job in jobs], route)
+    choice = plan_route([job.scenario for job in jobs], route, [job.tool for job in jobs])
     tolerances = tolerances or Tolerances()
     print(f"emulation: {len(jobs)} run(s) on the {choice.route} route ({choice.reason})", file=log)
     route_attrs = {"route_reason": choice.reason}
@@ -78,7 +84,11 @@ def emulate_batch(
             rep=job.rep,
             output=str(job.output),
             attrs={**job.attrs, **route_attrs},
-            options={"probe_s": probe_s, "tolerances": asdict(tolerances)},
+            options={
+                "probe_s": probe_s,
+                "tolerances": asdict(tolerances),
+                "traffic_tool": job.tool,
+            },
         )
         for job in jobs
     ]
@@ -105,7 +115,11 @@ def _native(
 
     started = time.perf_counter()
     options = EmulationOptions(
-        route="native", probe_s=probe_s, tolerances=tolerances, extra_attrs={**job.attrs, **attrs}
+        route="native",
+        probe_s=probe_s,
+        tolerances=tolerances,
+        extra_attrs={**job.attrs, **attrs},
+        traffic_tool=job.tool,
     )
     try:
         ds = run_scenario(job.scenario, job.rep, options=options)

@@ -45,6 +45,8 @@ __all__ = ["VmJob", "VmKernel", "accelerator", "find_kernel", "find_program", "r
 
 #: seconds a TCG boot may take before the batch is declared failed
 BOOT_TIMEOUT_S = 300.0
+#: seconds of set-up (Mininet, probes, samplers, dataset) a job may take besides its duration
+JOB_SETUP_S = 240.0
 #: memory and vCPUs of the VM
 MEMORY = "2G"
 
@@ -225,8 +227,13 @@ def run_batch(
     workdir = Path(tempfile.mkdtemp(prefix="tcprepro-vm-"))
     try:
         launched = time.time()
+        from tcprepro.provenance import git_state
+
+        commit, dirty = git_state()  # the guest may not read the host's git metadata
         batch = {
             "launched_wall_s": launched,
+            "host_git_commit": commit,
+            "host_git_dirty": int(dirty),
             "host_kernel": platform.release(),
             "accel": accel,
             "accel_reason": accel_reason,
@@ -264,7 +271,9 @@ def run_batch(
         ]
         if accel == "tcg":
             argv.insert(3, "--disable-kvm")
-        budget = timeout_s or BOOT_TIMEOUT_S + sum(120.0 + 2.0 * _duration_s(j) for j in jobs)
+        # per job: its duration twice, plus set-up; measured under TCG on a busy 2-core
+        # host: 133-155 s of set-up per run, 370 s for the first (the guest's imports)
+        budget = timeout_s or BOOT_TIMEOUT_S + sum(JOB_SETUP_S + 2.0 * _duration_s(j) for j in jobs)
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
         with open(workdir / "vng.log", "w") as vng_log:
             proc = subprocess.Popen(

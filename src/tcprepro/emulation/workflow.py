@@ -65,6 +65,11 @@ def emulated_figures(config: WorkflowConfig) -> list[str]:
     return [f for f in config.figures if BACKEND in config.backends(f)]
 
 
+def figure_tool(config: WorkflowConfig, figure: str) -> str:
+    """The traffic tool of a figure's emulated runs (``emulation_tool``, default iperf3)."""
+    return str(config.figure(figure).get("emulation_tool", "iperf3"))
+
+
 def decide(config: WorkflowConfig, tier: str | None = None) -> EmulationDecision:
     """Include the emulated figures or skip them, from the config and this host.
 
@@ -82,9 +87,10 @@ def decide(config: WorkflowConfig, tier: str | None = None) -> EmulationDecision
         return EmulationDecision(
             False, mode, forced, "excluded by the profile (emulation: exclude)", tuple(figures)
         )
-    scenarios = [run.scenario() for f in figures for run in config.runs(f, tier)[:1]]
+    scenarios = [run.scenario() for f in figures for run in config.runs(f, tier, BACKEND)[:1]]
+    tools = [figure_tool(config, f) for f in figures]
     try:
-        choice = _route_for(scenarios, forced)
+        choice = _route_for(scenarios, forced, tools)
     except CapabilityError as exc:
         if mode == "include":
             raise
@@ -93,11 +99,15 @@ def decide(config: WorkflowConfig, tier: str | None = None) -> EmulationDecision
     return EmulationDecision(True, mode, choice.route, choice.reason)
 
 
-def _route_for(scenarios: Sequence, forced: str) -> capabilities.RouteChoice:
+def _route_for(
+    scenarios: Sequence, forced: str, tools: Sequence[str] = ()
+) -> capabilities.RouteChoice:
     """A route that can run the figures' scenarios (variants aside: cells are filtered)."""
     needs = capabilities.Needs(("htb",), ())
     for scenario in scenarios:
         needs = needs | capabilities.Needs(capabilities.scenario_needs(scenario).qdiscs, ())
+    for tool in tools:
+        needs = needs | capabilities.tool_needs(tool)
     return capabilities.choose_route(needs, forced)
 
 
@@ -141,19 +151,22 @@ def emulated_runs(config: WorkflowConfig, figure: str, tier: str, route: str) ->
     return runs
 
 
-def run_cache_key(run: Run, route: str) -> str:
-    """Cache key of an emulated run: scenario, repetition, kernel, iperf3, route, tcprepro."""
-    return run.scenario().cache_key(run.rep, BACKEND, capabilities.emulation_versions(route))
+def run_cache_key(run: Run, route: str, tool: str = "iperf3") -> str:
+    """Cache key of an emulated run: scenario, repetition, kernel, iperf3, route, tcprepro.
+
+    A figure whose runs use another traffic tool (iperf 2) adds it and its version.
+    """
+    return run.scenario().cache_key(run.rep, BACKEND, capabilities.emulation_versions(route, tool))
 
 
-def _cached(run: Run, route: str, workdir: Path) -> bool:
+def _cached(run: Run, route: str, workdir: Path, tool: str = "iperf3") -> bool:
     from tcprepro.store import open_dataset
 
     path = workdir / run.path
     if not path.exists():
         return False
     try:
-        return open_dataset(path).attrs.get("cache_key") == run_cache_key(run, route)
+        return open_dataset(path).attrs.get("cache_key") == run_cache_key(run, route, tool)
     except (OSError, ValueError):
         return False
 
@@ -183,17 +196,29 @@ def make_emulated_figure(
     runs = config.runs(figure, tier, BACKEND)
     if not runs:
         raise ConfigError(f"{figure} has no runs in tier {tier}")
-    choice = plan_route([run.scenario() for run in runs[:1]], route) if route == "auto" else None
+    tool = figure_tool(config, figure)
+    choice = (
+        plan_route([run.scenario() for run in runs[:1]], route, [tool]) if route == "auto" else None
+    )
     route_name = choice.route if choice else route
     wanted = emulated_runs(config, figure, tier, route_name)
     skipped = len(runs) - len(wanted)
-    todo = [run for run in wanted if not _cached(run, route_name, workdir)]
+    todo = [run for run in wanted if not _cached(run, route_name, workdir, tool)]
     print(
         f"{figure}: {len(wanted)} emulated runs ({len(wanted) - len(todo)} cached, "
         f"{len(todo)} to run; {skipped} cells not offered by the {route_name} kernel)",
         file=log,
     )
-    jobs = [EmulationJob(run.scenario(), run.rep, workdir / run.path, run.attrs()) for run in todo]
+    jobs = [
+        EmulationJob(
+            run.scenario(),
+            run.rep,
+            workdir / run.path,
+            run.attrs(),
+            tool,
+        )
+        for run in todo
+    ]
     results = emulate_batch(jobs, route, log=log)
     failed = [r for r in results if not r.ok]
     if failed:
@@ -208,6 +233,7 @@ def make_emulated_figure(
     combined = combine_runs([workdir / run.path for run in wanted])
     combined.attrs["backend"] = BACKEND
     combined.attrs["emulation_route"] = route_name
+    combined.attrs["traffic_tool"] = tool
     combined.attrs["cells_not_offered"] = json.dumps(
         [dict(run.sweep) for run in runs if run not in wanted and run.rep == 0]
     )
