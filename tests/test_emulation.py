@@ -724,3 +724,50 @@ def test_d1_emulated_figure_runs_only_in_mininet_with_its_own_cache_keys():
 
     with pytest.raises(ConfigError, match=r"figures\.D1\.1\.emulation_tool"):
         validate_workflow_config(bad, ROOT / "workflow/schemas/config.schema.yaml")
+
+
+def _iperf3_server_report(intervals, end_seconds):
+    total = sum(b for _, _, b in intervals)
+    return {
+        "intervals": [
+            {"sum": {"start": start, "end": start + seconds, "seconds": seconds, "bytes": b}}
+            for start, seconds, b in intervals
+        ],
+        "end": {
+            "sum_received": {"bytes": total, "bits_per_second": 8 * total / end_seconds},
+        },
+    }
+
+
+def test_udp_probe_rate_ignores_a_late_end_of_test_message(tmp_path):
+    from tcprepro.emulation.backend import _udp_received_bps
+
+    # as measured: two whole seconds at 9.72 Mb/s, then the 60-ms drain of the queue
+    normal = tmp_path / "normal.json"
+    normal.write_text(
+        json.dumps(
+            _iperf3_server_report(
+                [(0, 1.0, 1215872), (1.0, 1.0, 1215872), (2.0, 0.06, 72128)], 2.06
+            )
+        )
+    )
+    assert _udp_received_bps(normal, 2.0) == pytest.approx(8 * 1215872, rel=1e-9)
+    # the end-of-test segment lost at the full bottleneck and resent one RTO later: iperf3's
+    # total reads 6.4 Mb/s, while the link delivered 9.7 Mb/s while the probe sent
+    late = tmp_path / "late.json"
+    late.write_text(
+        json.dumps(
+            _iperf3_server_report(
+                [(0, 1.0, 1215872), (1.0, 1.0, 1215872), (2.0, 1.136, 72128)], 3.136
+            )
+        )
+    )
+    report = json.loads(late.read_text())
+    assert report["end"]["sum_received"]["bits_per_second"] == pytest.approx(6.39e6, rel=0.01)
+    assert _udp_received_bps(late, 2.0) == pytest.approx(8 * 1215872, rel=1e-9)
+    # a report without whole intervals falls back to iperf3's total; unreadable gives NaN
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(_iperf3_server_report([(0, 0.5, 600000)], 0.5)))
+    assert _udp_received_bps(short, 2.0) == pytest.approx(8 * 600000 / 0.5)
+    (tmp_path / "bad.json").write_text("warning: not json")
+    assert math.isnan(_udp_received_bps(tmp_path / "bad.json", 2.0))
