@@ -300,11 +300,9 @@ def test_limited_slow_start_grows_by_half_max_ssthresh_per_rtt():
     assert standard[-1] > 2 * limited[-1]
 
 
-@pytest.mark.slow
-def test_random_loss_rate_of_the_study_c_robustness_scenario():
-    from tcprepro.ns3.backend import run_scenario
-
-    scenario = load_scenario(
+def _newreno_under_one_percent_loss(*overrides: str):
+    """C3.6's scenario cut down to one NewReno flow, 50 Mb/s, 4 ms, 1 % loss, 10 s."""
+    return load_scenario(
         ROOT / "workflow/scenarios/C3.6.yaml",
         [
             "topology.bottleneck.rate=50Mbps",
@@ -315,9 +313,16 @@ def test_random_loss_rate_of_the_study_c_robustness_scenario():
             "duration=10s",
             "warmup=1s",
             "repetitions=1",
+            *overrides,
         ],
     )
-    ds = run_scenario(scenario)
+
+
+@pytest.mark.slow
+def test_random_loss_rate_of_the_study_c_robustness_scenario():
+    from tcprepro.ns3.backend import run_scenario
+
+    ds = run_scenario(_newreno_under_one_percent_loss())
     measured = float(analysis_c.robustness(ds)["random_loss_rate"])
     passed = float(
         (ds["tx_data_pkts"] - ds["lost_data_pkts"]).sel(flow="f1").where(ds.time > 1).sum()
@@ -335,20 +340,7 @@ def test_no_stall_after_a_timeout_under_random_loss(seed):
     # 2356 data packets with 34, 48 and 41 timeouts in 10 s (seed 1: 13 612 and 7).
     from tcprepro.ns3.backend import run_scenario
 
-    scenario = load_scenario(
-        ROOT / "workflow/scenarios/C3.6.yaml",
-        [
-            "topology.bottleneck.rate=50Mbps",
-            "topology.bottleneck.loss_rate=0.01",
-            "topology.senders.0.rtt=4ms",
-            "flows.f1.variant=NewReno",
-            "traffic={}",
-            "duration=10s",
-            "warmup=1s",
-            "repetitions=1",
-            f"seed={seed}",
-        ],
-    )
+    scenario = _newreno_under_one_percent_loss(f"seed={seed}")
     assert scenario.tcp.delayed_ack_timeout < scenario.tcp.min_rto
     flow = run_scenario(scenario).sel(flow="f1")
     assert float(flow["tx_data_pkts"].sum()) > 10_000
