@@ -243,7 +243,6 @@ def buffer_table(
     table["window_little_bytes"] = table["measured_bps"] * table["mean_rtt_s"] / 8.0
     table["bdp_bytes"] = table["capacity_bps"] * table["rtt_s"] / 8.0
     return _classify(table, c_e, c_r)
-    return table
 
 
 def refit_buffer_coefficients(

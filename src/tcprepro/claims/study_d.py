@@ -32,8 +32,9 @@ def _verdict(ok: bool) -> str:
 
 def _buffer_tables(
     data: Mapping[str, xr.Dataset], figures: Sequence[str]
-) -> tuple[dict[str, pd.DataFrame], str]:
-    tables, missing, notes = {}, [], []
+) -> tuple[dict[str, pd.DataFrame], str, list[str]]:
+    """Accepted cells per dataset, the coverage text, and a part per dataset left unjudged."""
+    tables, missing, notes, unjudged = {}, [], [], []
     for figure in figures:
         if figure not in data:
             missing.append(figure)
@@ -45,11 +46,15 @@ def _buffer_tables(
             f"{key}: {len(table)} cells"
             + (f", {flagged} flagged by the fidelity gate and left out" if flagged else "")
         )
-        tables[key] = table[table["fidelity_ok"] == 1]
+        accepted = table[table["fidelity_ok"] == 1]
+        if accepted.empty:
+            unjudged.append(f"{key}: every run flagged by the fidelity gate, not judged")
+        else:
+            tables[key] = accepted
     coverage = ", ".join(notes)
     if missing:
         coverage += f"; not generated: {', '.join(missing)}"
-    return tables, coverage
+    return tables, coverage, unjudged
 
 
 @check
@@ -61,12 +66,9 @@ def d_buffer_model(
     mostly_share: float,
 ) -> ClaimResult:
     """Relative error of min(BE C_e, BR C_r) / RTT over the buffer-limited cells."""
-    tables, coverage = _buffer_tables(data, figures)
-    parts, oks = [], []
+    tables, coverage, parts = _buffer_tables(data, figures)
+    oks = []
     for key, table in tables.items():
-        if table.empty:
-            parts.append(f"{key}: every run flagged by the fidelity gate, not judged")
-            continue
         limited = table[table["buffer_limited"] & table["measured_bps"].notna()]
         if limited.empty:
             parts.append(f"{key}: no buffer-limited cell")
@@ -95,12 +97,9 @@ def d_saturation(
     data: Mapping[str, xr.Dataset], figures: Sequence[str], min_share: float, max_share: float
 ) -> ClaimResult:
     """Cells whose model window reaches the BDP run at the link's goodput capacity."""
-    tables, coverage = _buffer_tables(data, figures)
-    parts, oks = [], []
+    tables, coverage, parts = _buffer_tables(data, figures)
+    oks = []
     for key, table in tables.items():
-        if table.empty:
-            parts.append(f"{key}: every run flagged by the fidelity gate, not judged")
-            continue
         table = table[table["measured_bps"].notna()]
         share = table["measured_bps"] / table["capacity_bps"]
         window = np.minimum(
