@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+import xarray as xr
 
 from conftest import ROOT
 from tcprepro import metrics
@@ -113,6 +114,15 @@ def test_buffer_claims_pass_on_ns3_and_fail_when_the_data_disagree(tiny_d1):
     results = _verdicts({"D1": scaled})
     assert results["D-c1"].verdict == "not reproduced"
     assert results["D-c2"].verdict == "not reproduced"
+    # an emulated twin whose every run the fidelity gate flagged is reported, not judged
+    flagged = tiny_d1.copy()
+    flagged.attrs["figure"] = "D1.1"
+    flagged["fidelity_ok"] = xr.zeros_like(flagged["goodput_bps"].isel(time=0, flow=0, drop=True))
+    results = _verdicts({"D1": tiny_d1, "D1.1": flagged})
+    for claim in ("D-c1", "D-c2"):
+        assert results[claim].verdict == "reproduced", results[claim].value
+        assert "D1.1 (" in results[claim].value
+        assert "every run flagged by the fidelity gate, not judged" in results[claim].value
 
 
 def test_loss_claim_parts_are_checked_against_the_data(tiny_d3):
