@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from tcprepro.scenario import apply_overrides, load_scenario_dict
+from tcprepro.scenario_io import apply_overrides, load_scenario_dict
 
 
 def simulate(base: dict[str, Any], overrides: list[str], **kwargs: Any) -> xr.Dataset:

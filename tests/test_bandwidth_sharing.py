@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import pytest
 
-from tcprepro.bandwidth_sharing import (
+from tcprepro.models.bandwidth_sharing import (
     as_fraction,
     gamma,
     gamma_curve,

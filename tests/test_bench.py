@@ -9,8 +9,8 @@ import pytest
 
 from conftest import ROOT
 from tcprepro import bench
-from tcprepro.scenario import load_scenario
-from tcprepro.sweep import load_workflow_config
+from tcprepro.campaign import load_workflow_config
+from tcprepro.scenario_io import load_scenario
 
 
 @pytest.mark.slow

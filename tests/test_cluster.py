@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from tcprepro.sweep import load_workflow_config
+from tcprepro.campaign import load_workflow_config
 from test_workflow import copy_workflow, job_counts
 
 pytestmark = pytest.mark.slow

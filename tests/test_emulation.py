@@ -19,7 +19,8 @@ from tcprepro.emulation import capabilities, linux
 from tcprepro.emulation.fidelity import Tolerances
 from tcprepro.emulation.topo import Addressing
 from tcprepro.errors import CapabilityError, ConfigError
-from tcprepro.scenario import TcpSettings, apply_overrides, load_scenario_dict
+from tcprepro.scenario import TcpSettings
+from tcprepro.scenario_io import apply_overrides, load_scenario_dict
 from tcprepro.store import validate_run_dataset
 from tcprepro.topology import PlannedDirection, build_plan
 
@@ -413,9 +414,9 @@ def test_ns3_and_emulation_agree_at_zero_delay():
 def vm_batch(tmp_path_factory):
     """One VM boot for every VM-route test: a Vegas flow (study A's kind of scenario) and
     the two cells of D1.1's smoke tier (iperf 2, BE 16 KiB and 1 MiB, BR 16 MiB)."""
+    from tcprepro.campaign import load_workflow_config
     from tcprepro.emulation.runner import EmulationJob, emulate_batch
     from tcprepro.store import open_dataset
-    from tcprepro.sweep import load_workflow_config
 
     # RTT 2 x 25 ms through a 10 Mb/s netem-delayed link; one Vegas flow (a module)
     data = apply_overrides(
@@ -512,8 +513,8 @@ def test_vm_route_d1_window_from_ss_agrees_with_throughput_times_rtt(vm_batch):
     sampled bytes in flight of the sender (ss bytes_sent - bytes_acked) and the bytes the
     receiver got per smoothed RTT (Little's law); and the 16-KiB cell stays far below the
     link while the 1-MiB one fills it (D-c2)."""
+    from tcprepro.analysis.study_d import buffer_table
     from tcprepro.store import combine_runs
-    from tcprepro.throughput_analysis import buffer_table
 
     table = buffer_table(combine_runs([vm_batch["d1_16KiB"], vm_batch["d1_1MiB"]]))
     small = table[table["send_buffer_bytes"] == 16 * 1024].iloc[0]
@@ -566,8 +567,8 @@ def _combined(cells, fidelity=None):
 
 
 def test_crosscheck_marks_disagreements_flags_and_cells_not_emulated(tmp_path):
-    from tcprepro import plotting
-    from tcprepro.emulation import crosscheck
+    from tcprepro.analysis import crosscheck
+    from tcprepro.figures.crosscheck import crosscheck_scatter
 
     ns3 = _combined({"NewReno": (8e6, 1e6), "Cubic": (8e6, 1e6), "Vegas": (2e6, 1.5e6)})
     # NewReno agrees (+1.0 pp down), Cubic's download is 31 pp lower, Vegas not emulated
@@ -603,7 +604,7 @@ def test_crosscheck_marks_disagreements_flags_and_cells_not_emulated(tmp_path):
         .read_text()
         .split(r"\bottomrule")[0]
     )
-    fig = plotting.crosscheck_scatter(table)
+    fig = crosscheck_scatter(table)
     assert len(fig.axes) == 2
 
 
@@ -699,8 +700,8 @@ def test_a_missing_iperf2_is_named_with_its_package(monkeypatch):
 
 
 def test_d1_emulated_figure_runs_only_in_mininet_with_its_own_cache_keys():
-    from tcprepro.emulation import workflow
-    from tcprepro.sweep import load_workflow_config
+    from tcprepro.campaign import emulated as workflow
+    from tcprepro.campaign import load_workflow_config
 
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert config.runs("D1.1", "quick") == []  # no ns-3 twin
@@ -720,7 +721,7 @@ def test_d1_emulated_figure_runs_only_in_mininet_with_its_own_cache_keys():
     assert key2 != workflow.run_cache_key(runs[0], "vm", "iperf3")
     bad = dict(config.data)
     bad["figures"] = {**bad["figures"], "D1.1": {**bad["figures"]["D1.1"], "emulation_tool": "nc"}}
-    from tcprepro.sweep import validate_workflow_config
+    from tcprepro.campaign import validate_workflow_config
 
     with pytest.raises(ConfigError, match=r"figures\.D1\.1\.emulation_tool"):
         validate_workflow_config(bad, ROOT / "workflow/schemas/config.schema.yaml")

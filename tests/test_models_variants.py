@@ -11,7 +11,7 @@ from conftest import DUMBBELL, ROOT
 from model_checks import simulate
 from tcprepro import metrics
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import apply_overrides, load_scenario_dict
+from tcprepro.scenario_io import apply_overrides, load_scenario_dict
 from tcprepro.store import validate_run_dataset
 from tcprepro.variants import QDISCS, VARIANTS, get_variant
 

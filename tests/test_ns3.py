@@ -10,7 +10,7 @@ import xarray as xr
 
 from conftest import ACCESS, DUMBBELL, ROOT
 from tcprepro import metrics
-from tcprepro.scenario import apply_overrides, load_scenario_dict
+from tcprepro.scenario_io import apply_overrides, load_scenario_dict
 from tcprepro.store import open_dataset, validate_run_dataset
 
 pytestmark = pytest.mark.slow

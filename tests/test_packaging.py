@@ -102,7 +102,7 @@ def test_license_is_gpl2():
 
 
 def test_workflow_config_references_existing_files_named_by_catalogue_id():
-    from tcprepro.sweep import load_workflow_config
+    from tcprepro.campaign import load_workflow_config
 
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     for figure in config.figures:
@@ -130,7 +130,7 @@ def test_workflow_config_references_existing_files_named_by_catalogue_id():
 def test_every_run_of_every_tier_validates(tier):
     import os
 
-    from tcprepro.sweep import load_workflow_config
+    from tcprepro.campaign import load_workflow_config
 
     cwd = os.getcwd()
     os.chdir(ROOT)

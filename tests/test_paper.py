@@ -4,8 +4,9 @@ import pandas as pd
 import yaml
 
 from conftest import ROOT
-from tcprepro.paper import _body, write_tabular
-from tcprepro.sweep import WorkflowConfig
+from tcprepro.campaign import WorkflowConfig
+from tcprepro.latex import write_tabular
+from tcprepro.paper import _body
 
 
 def test_write_tabular_escapes_and_formats(tmp_path):

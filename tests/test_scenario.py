@@ -6,7 +6,7 @@ import yaml
 
 from conftest import ACCESS, DUMBBELL, ROOT, scenario_dict
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import apply_overrides, load_scenario, load_scenario_dict
+from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
 from tcprepro.topology import build_plan
 
 

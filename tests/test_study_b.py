@@ -12,11 +12,12 @@ import xarray as xr
 import yaml
 
 from conftest import DUMBBELL, ROOT
-from tcprepro import analysis_b, metrics
+from tcprepro import metrics
+from tcprepro.analysis import study_b as analysis_b
+from tcprepro.campaign import WorkflowConfig, validate_workflow_config
 from tcprepro.claims import CHECKS, check_claims, load_registry, study_b  # noqa: F401
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import apply_overrides, load_scenario, load_scenario_dict
-from tcprepro.sweep import WorkflowConfig, validate_workflow_config
+from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
 from tcprepro.topology import build_plan
 from tcprepro.traffic import calibrate, expand_transfers
 

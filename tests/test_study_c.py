@@ -8,13 +8,13 @@ import pytest
 
 from conftest import DUMBBELL, ROOT
 from synthetic import synthetic_pair
-from tcprepro import analysis_c
+from tcprepro.analysis import study_c as analysis_c
+from tcprepro.campaign import WorkflowConfig, cell_name, load_workflow_config
 from tcprepro.claims import CHECKS, check_claims
 from tcprepro.claims import study_c as _study_c  # noqa: F401  (registers the checks)
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import apply_overrides, load_scenario, load_scenario_dict
+from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
 from tcprepro.store import combine_runs
-from tcprepro.sweep import WorkflowConfig, cell_name, load_workflow_config
 
 #: a study-C-like dumbbell: two senders with their own RTTs, buffer as a BDP fraction
 TWO_RTTS = {
@@ -119,8 +119,8 @@ def test_study_c_scenarios_follow_the_paper_profile():
 def test_a_swept_dimension_may_set_several_paths():
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     run = config.runs("C3.1", "quick")[0]
-    assert "flows.f1.variant=Cubic" in run.overrides
-    assert "flows.f2.variant=Cubic" in run.overrides
+    assert ("flows.f1.variant", "Cubic") in run.overrides
+    assert ("flows.f2.variant", "Cubic") in run.overrides
     scenario = run.scenario()
     assert scenario.flows["f1"].variant.name == scenario.flows["f2"].variant.name == "Cubic"
     assert run.cell == "protocol-Cubic_rtt-14ms_buffer-0.2"

@@ -8,8 +8,8 @@ import xarray as xr
 from conftest import ROOT
 from tcprepro import metrics
 from tcprepro.claims import check_claims
-from tcprepro.scenario import load_scenario
-from tcprepro.throughput_models import application_throughput_bps, mathis_throughput_bps
+from tcprepro.models.throughput import application_throughput_bps, mathis_throughput_bps
+from tcprepro.scenario_io import load_scenario
 
 pytestmark = pytest.mark.slow
 
@@ -144,12 +144,12 @@ def xr_where_loss(ds, loss, factor):
 
 
 def test_tables_put_the_thesis_rows_next_to_ours(tiny_d1, tmp_path):
-    from tcprepro.paper import write_tabular
-    from tcprepro.throughput_analysis import (
+    from tcprepro.analysis.study_d import (
         buffer_table,
         throughput_comparison,
         window_comparison,
     )
+    from tcprepro.latex import write_tabular
 
     table = buffer_table(tiny_d1)
     windows = window_comparison(table)
@@ -171,8 +171,8 @@ def test_tables_put_the_thesis_rows_next_to_ours(tiny_d1, tmp_path):
 
 def _synthetic_buffer_table(c_e, c_r, flagged_garbage=True):
     """Cells whose windows follow min(BE c_e, BR c_r), classified with the thesis's values."""
-    from tcprepro.throughput_analysis import _classify
-    from tcprepro.throughput_models import THESIS_C_E, THESIS_C_R
+    from tcprepro.analysis.study_d import _classify
+    from tcprepro.models.throughput import THESIS_C_E, THESIS_C_R
 
     kib = 1024
     rows = []
@@ -196,7 +196,7 @@ def _synthetic_buffer_table(c_e, c_r, flagged_garbage=True):
 
 
 def test_refit_recovers_known_coefficients_and_reclassifies_the_cells():
-    from tcprepro.throughput_analysis import refit_buffer_coefficients
+    from tcprepro.analysis.study_d import refit_buffer_coefficients
 
     table = _synthetic_buffer_table(1.0, 0.25)
     # with the thesis's coefficients BE 128 KiB / BR 256 KiB looks send-limited (70 < 96 KiB)

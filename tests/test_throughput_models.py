@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tcprepro import reference
-from tcprepro.throughput_models import (
+from tcprepro.models.throughput import (
     THESIS_C_E,
     THESIS_C_R,
     application_throughput_bps,

@@ -4,9 +4,9 @@ from scipy import stats
 
 from conftest import ACCESS, DUMBBELL
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import SizeLaw, apply_overrides, load_scenario_dict
+from tcprepro.scenario import SizeLaw
+from tcprepro.scenario_io import apply_overrides, load_scenario_dict
 from tcprepro.traffic import (
-    TCPIP_HEADER_BYTES,
     calibrate,
     expand_packets,
     expand_transfers,
@@ -63,7 +63,7 @@ def test_sizes_follow_the_law(law):
 def test_calibration_solves_the_missing_parameter():
     s = scenario(WEB)
     cal = calibrate(s, "web")
-    capacity = 10e6 * 1448 / (1448 + TCPIP_HEADER_BYTES)
+    capacity = 10e6 * 1448 / (1448 + 52)  # IPv4 + TCP + timestamps
     assert cal.capacity_bps == pytest.approx(capacity)
     assert cal.mean_size_bytes == pytest.approx(0.5 * capacity / 8 / 0.15)
     assert cal.pareto_min_bytes == pytest.approx(cal.mean_size_bytes * 0.7 / 1.7)

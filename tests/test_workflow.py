@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from tcprepro import analysis_c
+from tcprepro.analysis import study_c as analysis_c
 from tcprepro.store import open_dataset, validate_run_dataset
 
 pytestmark = pytest.mark.slow
@@ -101,8 +101,8 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
 
 
 def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
-    from tcprepro.emulation.workflow import decide
-    from tcprepro.sweep import load_workflow_config
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.emulated import decide
 
     config = load_workflow_config(ROOT / "workflow/config.yaml", {"emulation": "auto"})
     decision = decide(config, "quick")

@@ -42,7 +42,8 @@ from typing import Any
 import numpy as np
 
 from tcprepro.ns3 import build
-from tcprepro.scenario import Scenario, load_scenario
+from tcprepro.scenario import Scenario
+from tcprepro.scenario_io import load_scenario
 
 __all__ = [
     "compare_native",
@@ -370,7 +371,7 @@ def recorded_workflow(workdir: Path, config_path: Path | None = None) -> dict[st
     estimates the paper profile's storage from each figure's bytes per simulated
     second (the paper tier samples at the same interval, for longer).
     """
-    from tcprepro.sweep import load_workflow_config
+    from tcprepro.campaign import load_workflow_config
 
     config = load_workflow_config(config_path or workdir / "workflow/config.yaml")
     studies: dict[str, dict[str, float]] = {}

@@ -32,7 +32,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace):
-    from tcprepro.scenario import load_scenario
+    from tcprepro.scenario_io import load_scenario
 
     return load_scenario(args.config, args.set or [])
 
@@ -83,7 +83,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def _cmd_emulate_figure(args: argparse.Namespace) -> int:
-    from tcprepro.emulation.workflow import make_emulated_figure
+    from tcprepro.campaign.emulated import make_emulated_figure
 
     config = _workflow(args)
     tier = args.tier or config.tier
@@ -93,7 +93,7 @@ def _cmd_emulate_figure(args: argparse.Namespace) -> int:
 
 
 def _cmd_crosscheck(args: argparse.Namespace) -> int:
-    from tcprepro.emulation import crosscheck
+    from tcprepro.analysis import crosscheck
     from tcprepro.store import open_dataset
 
     config = _workflow(args)
@@ -123,7 +123,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _workflow(args: argparse.Namespace):
-    from tcprepro.sweep import load_workflow_config
+    from tcprepro.campaign import load_workflow_config
 
     return load_workflow_config(args.workflow_config)
 
@@ -135,7 +135,7 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from tcprepro.sweep import plan_report
+    from tcprepro.campaign import plan_report
 
     config = _workflow(args)
     print(plan_report(config, args.tier or config.tier, args.cores, Path(args.workdir)))

@@ -49,7 +49,7 @@ def _python() -> Status:
 
 def _ns3() -> Status:
     try:
-        from tcprepro.ns3.build import find_wheel
+        from tcprepro.installation import find_wheel
 
         wheel = find_wheel()
     except CapabilityError as exc:

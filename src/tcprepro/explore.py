@@ -17,10 +17,10 @@ from typing import Any
 
 import xarray as xr
 
+from tcprepro.campaign import WorkflowConfig, load_workflow_config
 from tcprepro.store import combine_runs
-from tcprepro.sweep import WorkflowConfig, load_workflow_config
 
-__all__ = ["find_root", "run_figure"]
+__all__ = ["figure_block", "figure_source", "find_root", "run_figure"]
 
 
 def find_root(start: str | Path | None = None) -> Path:
@@ -83,3 +83,13 @@ def run_figure(
         for run in tqdm(runs, desc=f"{figure_id}: {len(runs)} runs", disable=not progress)
     ]
     return combine_runs(datasets)
+
+
+def figure_block(figure_id: str, root: str | Path | None = None) -> Mapping[str, Any]:
+    """A figure's block of the workflow config (its caption, cross-check tolerances, ...)."""
+    return load_workflow_config(find_root(root) / "workflow" / "config.yaml").figure(figure_id)
+
+
+def figure_source(figure_id: str, root: str | Path | None = None) -> str:
+    """The figure whose runs ``figure_id`` draws: its ``data:`` view target, or itself."""
+    return load_workflow_config(find_root(root) / "workflow" / "config.yaml").source(figure_id)

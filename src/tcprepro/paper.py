@@ -11,51 +11,18 @@ and ``numbers.tex`` (macros for every number quoted in the prose).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
-import pandas as pd
 import xarray as xr
 
-from tcprepro.claims import _tex_escape as tex
+from tcprepro.campaign import WorkflowConfig
+from tcprepro.latex import atomic_write as _write
+from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
-from tcprepro.sweep import WorkflowConfig
 from tcprepro.units import format_rate
 
-__all__ = ["write_paper_inputs", "write_tabular"]
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def write_tabular(
-    frame: pd.DataFrame, path: str | Path, float_format: str = "{:.3g}", index: bool = False
-) -> Path:
-    """Write a DataFrame as a booktabs ``tabular`` (no float, no caption) for the paper.
-
-    Figure notebooks with ``outputs: [table]`` call it; the paper wraps the file in a
-    ``table`` environment with the figure's caption. The write is atomic.
-    """
-    table = frame.reset_index() if index else frame
-    columns = [tex(str(c)) for c in table.columns]
-    lines = [
-        rf"\begin{{tabular}}{{{'l' * len(columns)}}}",
-        r"\toprule",
-        " & ".join(columns) + r" \\",
-        r"\midrule",
-    ]
-    for row in table.itertuples(index=False):
-        cells = [tex(float_format.format(v)) if isinstance(v, float) else tex(str(v)) for v in row]
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    path = Path(path)
-    _write(path, "\n".join(lines) + "\n")
-    return path
+__all__ = ["write_paper_inputs"]
 
 
 def _direction(cfg: LinkDirection) -> str:
@@ -234,7 +201,7 @@ def write_paper_inputs(
         claims tables.
     emulation_note
         Whether this build includes the emulated (Mininet) figures, and why
-        (:attr:`tcprepro.emulation.workflow.EmulationDecision.summary`); quoted in
+        (:attr:`tcprepro.campaign.emulated.EmulationDecision.summary`); quoted in
         the paper by the macro ``reproEmulation``.
     """
     from tcprepro.store import open_dataset

@@ -15,6 +15,8 @@ from functools import cache
 from pathlib import Path
 
 import tcprepro
+from tcprepro.errors import CapabilityError
+from tcprepro.installation import find_wheel, source_digest
 
 __all__ = ["git_state", "ns3_version", "software_versions", "static_provenance"]
 
@@ -41,9 +43,6 @@ def git_state() -> tuple[str, bool]:
 @cache
 def ns3_version() -> str:
     """The ns-3 in use: the wheel's version, or "source <version><profile>" (no import)."""
-    from tcprepro.errors import CapabilityError
-    from tcprepro.ns3.build import find_wheel
-
     try:
         return find_wheel().package_version
     except CapabilityError:
@@ -57,8 +56,6 @@ def software_versions() -> dict[str, str]:
     ``models`` is a hash of tcprepro's C++ sources (models, applications, trace
     sinks), so editing a model invalidates the runs that used it.
     """
-    from tcprepro.ns3.build import source_digest
-
     return {"tcprepro": tcprepro.__version__, "ns3": ns3_version(), "models": source_digest()}
 
 

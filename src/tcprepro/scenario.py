@@ -6,10 +6,10 @@ delay, buffer in packets and queue discipline per direction), TCP flows
 settings, duration, warm-up, seed and repetitions. Both backends (ns-3 and
 Mininet) run the same validated :class:`Scenario`.
 
-Loading a file goes: YAML -> optional ``base:`` file merged underneath ->
-``--set key=value`` overrides -> validation. Every error is a
-:class:`~tcprepro.errors.ConfigError` that names the offending field, raised
-before anything runs.
+Reading scenario files (``base:`` chains, ``--set`` overrides) is
+:mod:`tcprepro.scenario_io`'s job; every error it raises is a
+:class:`~tcprepro.errors.ConfigError` that names the offending field, before
+anything runs.
 
 Quantities carry units in the file (``"10Mbps"``, ``"42ms"``, ``"200kB"``) and
 are stored in SI base units (bit/s, s, bytes) once validated.
@@ -17,23 +17,18 @@ are stored in SI base units (bit/s, s, bytes) once validated.
 
 from __future__ import annotations
 
-import copy
-import functools
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import numpy as np
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     PlainSerializer,
-    ValidationError,
     field_validator,
     model_validator,
 )
@@ -48,11 +43,9 @@ __all__ = [
     "FlowConfig",
     "LinkDirection",
     "Scenario",
+    "TcpSettings",
     "VariantConfig",
-    "apply_overrides",
-    "load_scenario",
-    "load_scenario_dict",
-    "parse_override",
+    "goodput_capacity_bps",
 ]
 
 # Validated quantities are floats/ints in SI units; they serialise back to text with
@@ -381,7 +374,7 @@ class TransferGenerator(_Endpoints):
     Give two of ``arrival_rate``, ``load`` and a size law whose mean is known;
     the third follows (:func:`tcprepro.traffic.calibrate`). ``load`` is the
     offered load as a fraction of the goodput capacity of the bottleneck
-    direction the transfers cross: link rate x MSS / (MSS + 52 bytes of TCP/IP
+    direction the transfers cross: link rate x MSS / (MSS + TCP/IP
     headers). Each transfer is a new connection.
     """
 
@@ -437,6 +430,16 @@ class TcpSettings(_Strict):
         ge=2,
         description="limited slow start (RFC 3742) above this many segments; None: off",
     )
+
+    @property
+    def header_bytes(self) -> int:
+        """IPv4 (20) + TCP (20) header bytes of a full data segment, + 12 with timestamps."""
+        return 40 + (12 if self.timestamps else 0)
+
+    @property
+    def packet_bytes(self) -> int:
+        """IP size of a full-sized data segment: MSS + :attr:`header_bytes`."""
+        return self.mss + self.header_bytes
 
     @model_validator(mode="after")
     def _delayed_ack_before_rto(self) -> TcpSettings:
@@ -559,13 +562,6 @@ class Scenario(_Strict):
                     raise ValueError(f"{where}.start: the flow would start after the run ends")
             elif entry.start >= min(entry.stop or self.duration, self.duration):
                 raise ValueError(f"{where}.start: no arrival can happen before stop or the end")
-        from tcprepro.traffic import calibrate  # deferred: tcprepro.traffic imports this module
-
-        for name in self.traffic:
-            try:
-                calibrate(self, name)
-            except ValueError as exc:
-                raise ValueError(f"traffic.{name}: {exc}") from None
         return self
 
     @model_validator(mode="after")
@@ -588,7 +584,7 @@ class Scenario(_Strict):
     @property
     def packet_bytes(self) -> int:
         """IP size of a full-sized data segment: MSS + TCP/IP headers (+ timestamps)."""
-        return self.tcp.mss + 40 + (12 if self.tcp.timestamps else 0)
+        return self.tcp.packet_bytes
 
     def bdp_pkts(self, fraction: float = 1.0) -> int:
         """``fraction`` of the dumbbell's BDP C x min RTT, in full-sized packets (>= 2).
@@ -659,184 +655,11 @@ class Scenario(_Strict):
             raise ConfigError(f"rep: {rep} is outside 0..{self.repetitions - 1}")
 
 
-# ---------------------------------------------------------------------------
-# Loading
+def goodput_capacity_bps(rate_bps: float, tcp: TcpSettings, l2_bytes: int = 0) -> float:
+    """Highest TCP goodput of a link: rate x MSS / (MSS + TCP/IP headers + L2 header).
 
-
-def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep-merge ``top`` over ``base``; a key set to null in ``top`` removes it."""
-    out = copy.deepcopy(base)
-    for key, value in top.items():
-        if value is None:
-            out.pop(key, None)
-        elif isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        raise ConfigError("file not found", str(path)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", str(path)) from None
-    # a sweep loads the same few files for every run: parse each version of a file once
-    return copy.deepcopy(_parse_yaml_file(str(path), stat.st_mtime_ns, stat.st_size))
-
-
-@functools.lru_cache(maxsize=256)
-def _parse_yaml_file(name: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
-    path = Path(name)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ConfigError("file not found", str(path)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", str(path)) from None
-    try:
-        data = copy.deepcopy(_parse_yaml(text))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"malformed YAML{where}: {problem}", str(path)) from None
-    if not isinstance(data, dict):
-        raise ConfigError("a scenario file must be a YAML mapping", str(path))
-    return data
-
-
-@functools.lru_cache(maxsize=64)
-def _parse_yaml(text: str) -> Any:
-    """Parsed YAML of a file's text, cached by content (a sweep reloads the same files)."""
-    return yaml.safe_load(text)
-
-
-def _load_raw(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
-    path = path.resolve()
-    if path in chain:
-        raise ConfigError("circular 'base:' chain", str(path))
-    data = _read_yaml(path)
-    base = data.pop("base", None)
-    if base is None:
-        return data
-    if not isinstance(base, str):
-        raise ConfigError("base: must be the path of another scenario file", str(path))
-    underneath = _load_raw(path.parent / base, (*chain, path))
-    merged = _merge(underneath, data)
-    if isinstance(underneath.get("notes"), list) and isinstance(data.get("notes"), list):
-        merged["notes"] = underneath["notes"] + data["notes"]  # notes add up along the chain
-    return merged
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """Split ``"flows.up.variant=Cubic"`` into a key path and a YAML-parsed value."""
-    path, value = _parse_override(text)
-    return list(path), copy.deepcopy(value)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_override(text: str) -> tuple[tuple[str, ...], Any]:
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise ConfigError(f"override {text!r} must look like key.path=value", "--set")
-    path = key.strip().split(".")
-    if any(not part for part in path):
-        raise ConfigError(f"override {text!r} has an empty key component", "--set")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    return tuple(path), value
-
-
-def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
-    """Return ``data`` with each ``key.path=value`` override applied."""
-    out = copy.deepcopy(data)
-    for text in overrides:
-        path, value = parse_override(text)
-        node: Any = out
-        for part in path[:-1]:
-            if isinstance(node, list):  # a list item by its index: topology.senders.0.rtt
-                node = node[_list_index(node, part, text)]
-                continue
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            if not isinstance(child, (dict, list)):
-                raise ConfigError(f"override {text!r}: {part!r} is not a mapping", "--set")
-            node = child
-        if isinstance(node, list):
-            node[_list_index(node, path[-1], text)] = value
-        else:
-            node[path[-1]] = value
-    return out
-
-
-def _list_index(items: list[Any], part: str, text: str) -> int:
-    """Index ``part`` of a list in an override path, or ConfigError."""
-    if not part.isdigit() or int(part) >= len(items):
-        raise ConfigError(
-            f"override {text!r}: {part!r} is not an index of a list of {len(items)} items",
-            "--set",
-        )
-    return int(part)
-
-
-def _format_location(loc: tuple[Any, ...]) -> str:
-    parts: list[str] = []
-    for i, item in enumerate(loc):
-        # drop the discriminator tag pydantic inserts for tagged unions
-        if i > 0 and loc[i - 1] == "topology" and item in ("access", "dumbbell"):
-            continue
-        if isinstance(item, str) and item.startswith(("function-", "union[")):
-            continue
-        if item == "[key]":
-            continue
-        parts.append(f"[{item}]" if isinstance(item, int) else str(item))
-    return ".".join(parts).replace(".[", "[")
-
-
-def _format_validation_error(exc: ValidationError) -> str:
-    lines = []
-    for error in exc.errors():
-        location = _format_location(tuple(error["loc"])) or "(top level)"
-        message = error["msg"]
-        if error["type"] == "extra_forbidden":
-            message = "unknown key (misspelt?)"
-        elif message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
-        lines.append(f"{location}: {message}")
-    return "; ".join(lines)
-
-
-def load_scenario_dict(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
-    """Validate an already-parsed scenario mapping."""
-    try:
-        return Scenario.model_validate(dict(data))
-    except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc), source) from None
-
-
-def load_scenario(path: str | Path, overrides: Iterable[str] = ()) -> Scenario:
-    """Read, merge, override and validate a scenario file.
-
-    Parameters
-    ----------
-    path
-        YAML scenario file; a ``base:`` key names another file (relative to
-        this one) whose content is merged underneath (a key set to null removes
-        the base's entry; a file's ``notes`` are appended to its base's).
-    overrides
-        ``key.path=value`` strings applied after merging (``--set``).
-
-    Raises
-    ------
-    ConfigError
-        On any problem, naming the file and the field.
+    ``l2_bytes`` is what the link counts per packet on top of the IP packet: ns-3's
+    point-to-point devices add a 2-byte PPP header, htb counts a 14-byte Ethernet
+    header; 0 gives the capacity at the IP layer.
     """
-    path = Path(path)
-    data = apply_overrides(_load_raw(path), overrides)
-    return load_scenario_dict(data, str(path))
+    return rate_bps * tcp.mss / (tcp.packet_bytes + l2_bytes)

@@ -41,19 +41,26 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
 import xarray as xr
+
+from tcprepro.scenario import goodput_capacity_bps
+
+if TYPE_CHECKING:
+    from tcprepro.scenario import Scenario, TcpSettings
 
 __all__ = [
     "OPTIONAL",
     "SCHEMA",
     "RawTraces",
     "combine_runs",
+    "link_info",
     "make_run_dataset",
     "open_dataset",
+    "run_attributes",
     "validate_run_dataset",
     "write_dataset",
 ]
@@ -197,6 +204,59 @@ class RawTraces:
     link_info: dict[str, Sequence[Any]]
     attrs: dict[str, Any] = field(default_factory=dict)
     transfer_info: dict[str, Sequence[Any]] = field(default_factory=dict)
+
+
+class ConfiguredDirection(Protocol):
+    """What :func:`link_info` reads of a traced link direction (a planned direction)."""
+
+    rate_bps: float
+    delay_s: float
+    buffer_pkts: int
+    qdisc: str
+    loss_rate: float
+
+
+def link_info(
+    directions: Sequence[ConfiguredDirection],
+    tcp: TcpSettings,
+    l2_bytes: int,
+    queue_max_pkts: Sequence[float],
+) -> dict[str, Sequence[Any]]:
+    """The per-link facts of a run (``link_*`` variables), the same for every backend.
+
+    ``l2_bytes`` is the backend's layer-2 header per packet (it sets the goodput
+    capacity); ``queue_max_pkts`` the largest occupancy each direction reached.
+    """
+    return {
+        "link_rate_bps": [d.rate_bps for d in directions],
+        "link_delay_s": [d.delay_s for d in directions],
+        "link_buffer_pkts": [d.buffer_pkts for d in directions],
+        "link_qdisc": [d.qdisc for d in directions],
+        "link_loss_rate": [d.loss_rate for d in directions],
+        "link_queue_max_pkts": queue_max_pkts,
+        "link_goodput_capacity_bps": [
+            goodput_capacity_bps(d.rate_bps, tcp, l2_bytes) for d in directions
+        ],
+    }
+
+
+def run_attributes(
+    scenario: Scenario, rep: int, backend: str, versions: dict[str, str], l2_bytes: int
+) -> dict[str, Any]:
+    """The attributes every run dataset starts with: what was run, and its cache key."""
+    return {
+        "scenario_id": scenario.id,
+        "study": scenario.study or "",
+        "config": scenario.to_json(),
+        "seed": scenario.seed,
+        "rep": rep,
+        "backend": backend,
+        "cache_key": scenario.cache_key(rep, backend, versions),
+        "interval_s": scenario.trace.interval,
+        "warmup_s": scenario.warmup,
+        "duration_s": scenario.duration,
+        "l2_overhead_bytes": l2_bytes,
+    }
 
 
 def _per_interval(cumulative: np.ndarray) -> np.ndarray:
@@ -400,7 +460,7 @@ def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Data
     """Stack the run datasets (paths or in-memory) of one figure along its sweep and ``rep``.
 
     Each run must carry the ``figure``, ``sweep`` and ``sweep_values`` attributes
-    that :mod:`tcprepro.sweep` sets. Dimension values keep the order of the
+    that :mod:`tcprepro.campaign` sets. Dimension values keep the order of the
     workflow config; cells that have no run (e.g. a variant whose model is
     pending) are present and filled with NaN, and listed in the
     ``missing_cells`` attribute.

@@ -38,10 +38,10 @@ from tcprepro.scenario import (
     Scenario,
     SizeLaw,
     TransferGenerator,
+    goodput_capacity_bps,
 )
 
 __all__ = [
-    "TCPIP_HEADER_BYTES",
     "Calibration",
     "PlannedPacketSource",
     "PlannedTransfer",
@@ -52,9 +52,6 @@ __all__ = [
     "size_law_mean",
     "size_law_sample",
 ]
-
-#: IPv4 (20) + TCP (20) + timestamp option (12) bytes per full segment
-TCPIP_HEADER_BYTES = 52
 
 
 @dataclass(frozen=True)
@@ -181,8 +178,7 @@ def calibrate(scenario: Scenario, name: str) -> Calibration:
         pps = gen.load * rate_bps / (8.0 * gen.packet_size)
         return Calibration(pps, float(gen.packet_size), gen.load, rate_bps)
     assert isinstance(gen, TransferGenerator)
-    mss = scenario.tcp.mss
-    capacity = rate_bps * mss / (mss + TCPIP_HEADER_BYTES)
+    capacity = goodput_capacity_bps(rate_bps, scenario.tcp)
     law = gen.size
     mean = size_law_mean(law)
     given = [x is not None for x in (gen.arrival_rate, gen.load, mean)]

@@ -1,19 +1,19 @@
 # Helpers shared by the rules: every path and parameter is computed by the
-# tcprepro library (tcprepro.sweep), so rules stay declarative.
+# tcprepro library (tcprepro.campaign), so rules stay declarative.
 import sys
 from pathlib import Path
 
 from snakemake.utils import validate
 
-from tcprepro.emulation.workflow import decide, emulated_runs, figure_tool
-from tcprepro.emulation.workflow import run_cache_key as emulated_run_cache_key
-from tcprepro.sweep import WorkflowConfig, plan_report
+from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
+from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
+from tcprepro.campaign import WorkflowConfig, plan_report
 
 validate(config, "../schemas/config.schema.yaml")
 WORKFLOW = WorkflowConfig(config)
 TIER = WORKFLOW.tier
 # Emulated figures (backends: [ns3, mininet]) are included or skipped, with the reason
-# printed here and written into the paper (tcprepro.emulation.workflow.decide).
+# printed here and written into the paper (tcprepro.campaign.emulated.decide).
 EMULATION = decide(WORKFLOW, TIER)
 print(f"tcprepro: {EMULATION.summary}", file=sys.stderr)
 FIGURES = EMULATION.keep(WORKFLOW.figures)

@@ -33,6 +33,8 @@ from typing import Any
 import xarray as xr
 import yaml
 
+from tcprepro.latex import escape as tex
+
 __all__ = [
     "Claim",
     "ClaimResult",
@@ -219,29 +221,6 @@ def format_table(results: Iterable[ClaimResult]) -> str:
     return "\n".join(out)
 
 
-def _tex_escape(text: str) -> str:
-    replacements = {
-        "\\": r"\textbackslash{}",
-        "&": r"\&",
-        "%": r"\%",
-        "$": r"\$",
-        "#": r"\#",
-        "_": r"\_",
-        "{": r"\{",
-        "}": r"\}",
-        "~": r"\textasciitilde{}",
-        "^": r"\textasciicircum{}",
-        "≈": r"$\approx$",
-        "≥": r"$\geq$",
-        "≤": r"$\leq$",
-        "×": r"$\times$",
-        "—": "---",
-        "±": r"$\pm$",
-        "–": "--",
-    }
-    return "".join(replacements.get(ch, ch) for ch in text)
-
-
 def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) -> None:
     """Write the claims table as a LaTeX ``longtable`` (verdicts coloured).
 
@@ -252,7 +231,7 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
     lines = [
         r"\begin{longtable}{@{}P{0.06\linewidth}P{0.29\linewidth}P{0.14\linewidth}"
         r"P{0.27\linewidth}P{0.14\linewidth}@{}}",
-        rf"\caption{{{_tex_escape(caption)}}}\\",
+        rf"\caption{{{tex(caption)}}}\\",
         r"\toprule Claim & Text and tolerance & Paper & Reproduced & Verdict \\ \midrule",
         r"\endhead",
     ]
@@ -261,14 +240,14 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
         assert claim is not None
         verdict = rf"\textcolor{{{colours[result.verdict]}}}{{{result.verdict}}}"
         if result.coverage:
-            verdict += rf"\newline{{\footnotesize {_tex_escape(result.coverage)}}}"
+            verdict += rf"\newline{{\footnotesize {tex(result.coverage)}}}"
         text = (
-            rf"{_tex_escape(claim.text)}\newline{{\footnotesize\emph{{Tolerance:}} "
-            rf"{_tex_escape(claim.tolerance)}}}"
+            rf"{tex(claim.text)}\newline{{\footnotesize\emph{{Tolerance:}} "
+            rf"{tex(claim.tolerance)}}}"
         )
         lines.append(
-            rf"{_tex_escape(claim.id)} & {text} & {_tex_escape(claim.paper)} & "
-            rf"{_tex_escape(result.value)} & {verdict} \\"
+            rf"{tex(claim.id)} & {text} & {tex(claim.paper)} & "
+            rf"{tex(result.value)} & {verdict} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
     explained = [r for r in results if r.explanation]
@@ -276,7 +255,7 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
         lines.append(r"\paragraph{Where the reproduction disagrees, and what the traces show.}")
         lines.append(r"\begin{description}")
         lines += [
-            rf"\item[{_tex_escape(r.claim.id)}] {_tex_escape(r.explanation)}"
+            rf"\item[{tex(r.claim.id)}] {tex(r.explanation)}"
             for r in explained
             if r.claim is not None
         ]

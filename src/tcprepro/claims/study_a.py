@@ -13,39 +13,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from tcprepro import metrics
+from tcprepro.analysis.study_a import cell_mechanism, cell_table, matched_mean, pick, response_times
 from tcprepro.claims import ClaimResult, check, explainer
-
-__all__ = ["cell_table"]
-
-
-def cell_table(ds: xr.Dataset) -> xr.Dataset:
-    """Per-cell statistics of an A1/A2 combined dataset.
-
-    Returns a dataset over (``up``, ``down``) with the mean and standard deviation
-    (ddof = 1) over repetitions of the download and upload utilisation, in
-    percent, and the mean RTT over both flows in ms.
-    """
-    util = metrics.utilisation(ds) * 100.0
-    down = util.sel(flow="down", drop=True)
-    up = util.sel(flow="up", drop=True)
-    rtt = metrics.mean_rtt_s(ds) * 1000.0
-    return xr.Dataset(
-        {
-            "down_pct": down.mean("rep"),
-            "down_std": down.std("rep", ddof=1),
-            "up_pct": up.mean("rep"),
-            "up_std": up.std("rep", ddof=1),
-            "rtt_ms": rtt.mean("flow").mean("rep"),
-        }
-    )
-
-
-def _pick(values: xr.DataArray, **labels: str) -> xr.DataArray:
-    """``values.sel(**labels)``, NaN when a label is not in this build's sweep."""
-    for dim, label in labels.items():
-        values = values.reindex({dim: [label]}).isel({dim: 0}, drop=True)
-    return values
 
 
 def _coverage(values: xr.DataArray) -> tuple[int, int, str]:
@@ -96,14 +65,14 @@ def a_cubic_compound_lowest(data: Mapping[str, xr.Dataset], figure: str) -> Clai
     """The (Compound up, Cubic down) cell is the worst and most variable download."""
     table = cell_table(data[figure])
     target = {"up": "Compound", "down": "Cubic"}
-    cell_mean = float(_pick(table["down_pct"], **target))
+    cell_mean = float(pick(table["down_pct"], **target))
     if not np.isfinite(cell_mean):
         return ClaimResult("—", "pending", "the (up=Compound, down=Cubic) cell has no run")
     non_vegas = table.where(table["down"] != "Vegas", drop=True)
     means = non_vegas["down_pct"].stack(cell=("up", "down")).dropna("cell")
     stds = non_vegas["down_std"].stack(cell=("up", "down")).dropna("cell")
     lowest = means.isel(cell=int(np.argmin(means.values)))["cell"].item()
-    cell_std = float(_pick(table["down_std"], **target))
+    cell_std = float(pick(table["down_std"], **target))
     median_std = float(stds.median())
     ok = lowest == ("Compound", "Cubic") and cell_std >= 2 * median_std
     value = (
@@ -120,8 +89,8 @@ def a_cubic_cuts_upload(
 ) -> ClaimResult:
     """Relative drop of upload utilisation when the download switches NewReno -> Cubic."""
     table = cell_table(data[figure])
-    reference = _pick(table["up_pct"], down="NewReno")
-    cubic = _pick(table["up_pct"], down="Cubic")
+    reference = pick(table["up_pct"], down="NewReno")
+    cubic = pick(table["up_pct"], down="Cubic")
     drop = (1.0 - cubic / reference) * 100.0
     available, _, coverage = _coverage(drop)
     if available == 0:
@@ -150,7 +119,7 @@ def a_vegas_download_collapses(
         if missing:
             coverages.append(f"{figure}: no {' or '.join(missing)} download in this build")
             continue
-        ratio = _pick(table["down_pct"], down="Vegas") / _pick(table["down_pct"], down="NewReno")
+        ratio = pick(table["down_pct"], down="Vegas") / pick(table["down_pct"], down="NewReno")
         ratio = ratio.where(ratio["up"] != "Vegas", drop=True)
         _, _, coverage = _coverage(ratio)
         coverages.append(f"{figure}: {coverage}")
@@ -176,16 +145,16 @@ def a_cell_utilisation(
 ) -> ClaimResult:
     """Utilisation of one cell against the paper's two values."""
     table = cell_table(data[figure])
-    up_pct = float(_pick(table["up_pct"], up=up, down=down))
-    down_pct = float(_pick(table["down_pct"], up=up, down=down))
+    up_pct = float(pick(table["up_pct"], up=up, down=down))
+    down_pct = float(pick(table["down_pct"], up=up, down=down))
     if not (np.isfinite(up_pct) and np.isfinite(down_pct)):
         return ClaimResult("—", "pending", f"cell up={up}, down={down} has no run")
     ok = (
         abs(up_pct - expected_up_pct) <= tolerance_pct
         and abs(down_pct - expected_down_pct) <= tolerance_pct
     )
-    up_std = float(_pick(table["up_std"], up=up, down=down))
-    down_std = float(_pick(table["down_std"], up=up, down=down))
+    up_std = float(pick(table["up_std"], up=up, down=down))
+    down_std = float(pick(table["down_std"], up=up, down=down))
     value = f"up {up_pct:.0f} ± {up_std:.0f} %, down {down_pct:.0f} ± {down_std:.0f} %"
     return ClaimResult(value, _verdict(ok), "1/1 cells")
 
@@ -196,7 +165,7 @@ def a_vegas_upload_helps_download(
 ) -> ClaimResult:
     """Download utilisation gain (points) of a Vegas upload over a NewReno upload."""
     table = cell_table(data[figure])
-    gain = _pick(table["down_pct"], up="Vegas") - _pick(table["down_pct"], up="NewReno")
+    gain = pick(table["down_pct"], up="Vegas") - pick(table["down_pct"], up="NewReno")
     gain = gain.where(gain["down"] != "Vegas", drop=True)
     available, _, coverage = _coverage(gain)
     if available == 0:
@@ -219,10 +188,10 @@ def a_rtt_levels(data: Mapping[str, xr.Dataset], sized: str, oversized: str) -> 
         return rtt.where((rtt["up"] != "Vegas") & (rtt["down"] != "Vegas"))
 
     a = no_vegas(small)
-    base = float(_pick(small, up="NewReno", down="NewReno"))
-    b = _pick(no_vegas(small), down="Cubic") / base - 1.0
+    base = float(pick(small, up="NewReno", down="NewReno"))
+    b = pick(no_vegas(small), down="Cubic") / base - 1.0
     c = no_vegas(large)
-    d = _pick(large, up="Vegas")
+    d = pick(large, up="Vegas")
 
     def part(
         label: str,
@@ -258,23 +227,6 @@ def a_rtt_levels(data: Mapping[str, xr.Dataset], sized: str, oversized: str) -> 
     return ClaimResult(value, _verdict("fail" not in statuses), coverage)
 
 
-def _response_times(ds: xr.Dataset, load: float) -> xr.DataArray:
-    """Response time (s) of every transfer, NaN when censored, at one offered load."""
-    if "load" in ds.dims:
-        if not np.isclose(ds["load"].values.astype(float), load).any():
-            return xr.DataArray(np.nan)
-        ds = ds.sel(load=ds["load"].values[np.isclose(ds["load"].values.astype(float), load)][0])
-    return ds["transfer_end_s"] - ds["transfer_start_s"]
-
-
-def _matched_mean(*arrays: xr.DataArray, dims: Sequence[str]) -> list[float]:
-    """Means of each array over ``dims``, on the entries finite in every array."""
-    both = np.isfinite(arrays[0])
-    for array in arrays[1:]:
-        both = both & np.isfinite(array)
-    return [float(array.where(both).mean(dims)) for array in arrays]
-
-
 @check
 def a_response_oversized_and_vegas_upload(
     data: Mapping[str, xr.Dataset],
@@ -285,15 +237,15 @@ def a_response_oversized_and_vegas_upload(
     max_ratio: float,
 ) -> ClaimResult:
     """(a) A4/A3 mean response time ratio per pair; (b) the Vegas upload is fastest."""
-    small, large = _response_times(data[sized], load), _response_times(data[oversized], load)
+    small, large = response_times(data[sized], load), response_times(data[oversized], load)
     if small.ndim == 0 or large.ndim == 0:
         return ClaimResult("—", "pending", f"no run at load {load}")
     ratios = {}
     for up in small["up"].values:
         for down in small["down"].values:
-            a = _pick(small, up=str(up), down=str(down))
-            b = _pick(large, up=str(up), down=str(down))
-            mean_a, mean_b = _matched_mean(a, b, dims=a.dims)
+            a = pick(small, up=str(up), down=str(down))
+            b = pick(large, up=str(up), down=str(down))
+            mean_a, mean_b = matched_mean(a, b, dims=a.dims)
             if np.isfinite(mean_a) and np.isfinite(mean_b):
                 ratios[(str(up), str(down))] = mean_b / mean_a
     if not ratios:
@@ -303,14 +255,14 @@ def a_response_oversized_and_vegas_upload(
     fastest, checked = [], 0
     for figure, rt in ((sized, small), (oversized, large)):
         for down in rt["down"].values:
-            cells = {str(up): _pick(rt, up=str(up), down=str(down)) for up in rt["up"].values}
+            cells = {str(up): pick(rt, up=str(up), down=str(down)) for up in rt["up"].values}
             cells = {up: v for up, v in cells.items() if np.isfinite(v).any()}
             if "Vegas" not in cells or len(cells) < 2:
                 continue
             means = dict(
                 zip(
                     cells,
-                    _matched_mean(*cells.values(), dims=next(iter(cells.values())).dims),
+                    matched_mean(*cells.values(), dims=next(iter(cells.values())).dims),
                     strict=True,
                 )
             )
@@ -336,21 +288,21 @@ def a_vegas_download_response(
     data: Mapping[str, xr.Dataset], figure: str, load: float
 ) -> ClaimResult:
     """Mean response time of Vegas downloads relative to Compound, NewReno and Cubic ones."""
-    rt = _response_times(data[figure], load)
+    rt = response_times(data[figure], load)
     if rt.ndim == 0:
         return ClaimResult("—", "pending", f"no run at load {load}")
     bounds = {"Compound": (0.35, 0.65), "NewReno": (0.65, 0.95), "Cubic": (0.65, 0.95)}
-    vegas = _pick(rt, down="Vegas")
+    vegas = pick(rt, down="Vegas")
     if not np.isfinite(vegas).any():
         return ClaimResult("—", "pending", "no Vegas download in this build")
     parts, statuses = [], []
     for other, (low, high) in bounds.items():
-        cell = _pick(rt, down=other)
+        cell = pick(rt, down=other)
         if not np.isfinite(cell).any():
             parts.append(f"vs {other}: pending")
             statuses.append("pending")
             continue
-        mean_vegas, mean_other = _matched_mean(vegas, cell, dims=vegas.dims)
+        mean_vegas, mean_other = matched_mean(vegas, cell, dims=vegas.dims)
         ratio = mean_vegas / mean_other
         ok = low <= ratio <= high
         parts.append(f"vs {other}: {ratio:.2f}{'' if ok else ' (outside)'}")
@@ -380,17 +332,9 @@ def a_explain_traces(
         if ds is None or cell["up"] not in ds["up"].values or cell["down"] not in ds["down"].values:
             continue
         run = ds.sel(up=cell["up"], down=cell["down"])
-        mask = metrics.window(run)
-        queue_pkts = run["queue_pkts"].where(mask).mean(["time", "rep"])
-        delay_ms = (
-            run["queue_bytes"].where(mask).mean(["time", "rep"])
-            * 8
-            / run["link_rate_bps"].isel(rep=0)
-            * 1000
-        )
-        rtt_ms = (metrics.mean_rtt_s(run) * 1000).mean("rep")
-        loss = metrics.loss_rate(run).mean("rep") * 100
-        acks = float(run["lost_ack_pkts"].sel(flow="down").where(mask).sum(["time"]).mean("rep"))
+        stats = cell_mechanism(run)
+        queue_pkts, delay_ms = stats["queue_pkts"], stats["queue_delay_ms"]
+        rtt_ms, loss, acks = stats["rtt_ms"], stats["loss_pct"], stats["lost_acks_down"]
         queues = ", ".join(
             f"{link} queue {float(queue_pkts.sel(link=link)):.0f} of "
             f"{int(run['link_buffer_pkts'].isel(rep=0).sel(link=link))} packets "

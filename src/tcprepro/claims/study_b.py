@@ -3,7 +3,7 @@
 Each function reads combined datasets (B5.1: dimension ``case``; B5.10:
 ``variant``, ``flows``, ``buffer``, ``rate``; B5.14: ``variant``, ``rate``,
 ``load``, ``buffer``; B5.16: ``law``, ``buffer``; B5.20: ``pacing``,
-``buffer``) through :mod:`tcprepro.analysis_b`, and returns a
+``buffer``) through :mod:`tcprepro.analysis.study_b`, and returns a
 :class:`~tcprepro.claims.ClaimResult` whose value states every number the
 verdict rests on. A claim part whose cells this tier did not run is left out
 of the verdict and named in the coverage; with no part computable the claim is
@@ -18,8 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from tcprepro import analysis_b, metrics
+from tcprepro import metrics
+from tcprepro.analysis import study_b as analysis_b
 from tcprepro.claims import ClaimResult, check, explainer
+from tcprepro.scenario_io import load_scenario_dict
 
 __all__: list[str] = []
 
@@ -653,7 +655,7 @@ def b_explain_cells(data: Mapping[str, xr.Dataset], cells: Sequence[Mapping[str,
         cwnd = float((cell["cwnd_bytes"].where(bulk & mask) / mss).mean())
         rtt = float(cell["rtt_s"].where(bulk).min())
         fair = float(analysis_b.available_capacity_bps(cell).mean()) / max(flows, 1) * rtt
-        fair /= 8 * (mss + 52)
+        fair /= 8 * load_scenario_dict(config).tcp.packet_bytes
         seconds = float(ds.attrs["duration_s"]) - float(ds.attrs["warmup_s"])
         name = ", ".join(f"{k}={v}" for k, v in selection.items())
         parts.append(

@@ -2,7 +2,7 @@
 
 Each function reads combined datasets (C1: dimensions ``second``, ``rep``; C3.1:
 ``protocol``, ``rtt``, ``buffer``, ``rep``; C3.6: ``protocol``, ``loss``, ``rep``)
-through :mod:`tcprepro.analysis_c` and returns a
+through :mod:`tcprepro.analysis.study_c` and returns a
 :class:`~tcprepro.claims.ClaimResult`. The value string always carries the
 reproduced numbers, whatever the verdict.
 """
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from tcprepro import analysis_c
+from tcprepro.analysis import study_c as analysis_c
 from tcprepro.claims import ClaimResult, check
 
 __all__: list[str] = []

@@ -1,12 +1,12 @@
 """Checks of study D's claims (Makassikis 2006, application-level TCP throughput models).
 
 Each function reads combined datasets through the per-cell tables of
-:mod:`tcprepro.throughput_analysis` and returns a
+:mod:`tcprepro.analysis.study_d` and returns a
 :class:`~tcprepro.claims.ClaimResult`. The buffer claims (D-c1, D-c2) accept
 several datasets (one per backend: the ns-3 one of D1, the emulated one of
 D1.1 with ``backend = "mininet"``); each dataset present must pass, with the
 application-level model's coefficients fixed per backend in
-:data:`~tcprepro.throughput_analysis.BACKEND_COEFFICIENTS` before any run
+:data:`~tcprepro.analysis.study_d.BACKEND_COEFFICIENTS` before any run
 (emulated Linux: the thesis's 0.55 and 3/8). Emulated runs the fidelity gate
 flagged are left out of the verdict and counted in the coverage; the
 coefficients refitted from the accepted runs are reported, never used to judge.
@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from tcprepro.analysis.study_d import buffer_table, loss_table, refit_buffer_coefficients
 from tcprepro.claims import ClaimResult, check
-from tcprepro.throughput_analysis import buffer_table, loss_table, refit_buffer_coefficients
 
 __all__: list[str] = []
 

@@ -22,5 +22,5 @@ themselves, links connect nodes):
 - :mod:`~tcprepro.emulation.vm` is the full-kernel VM route (virtme-ng, QEMU
   KVM or TCG): one boot per batch of runs; :mod:`~tcprepro.emulation.guest`
   is what runs inside it.
-- :mod:`~tcprepro.emulation.crosscheck` compares ns-3 and emulation.
+- :mod:`~tcprepro.analysis.crosscheck` compares ns-3 and emulation.
 """

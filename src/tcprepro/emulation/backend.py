@@ -75,7 +75,7 @@ from tcprepro.emulation.topo import (
 )
 from tcprepro.errors import CapabilityError
 from tcprepro.scenario import Scenario, TcpSettings
-from tcprepro.store import RawTraces, make_run_dataset
+from tcprepro.store import RawTraces, link_info, make_run_dataset, run_attributes
 from tcprepro.topology import NetworkPlan, build_plan
 from tcprepro.variants import get_variant
 
@@ -85,7 +85,6 @@ __all__ = [
     "Emulation",
     "EmulationOptions",
     "check_scenario",
-    "goodput_capacity_bps",
     "run_scenario",
 ]
 
@@ -127,11 +126,6 @@ class EmulationOptions:
     traffic_tool: str = "iperf3"
     tolerances: Tolerances = field(default_factory=Tolerances)
     extra_attrs: Mapping[str, Any] = field(default_factory=dict)
-
-
-def goodput_capacity_bps(rate_bps: float, tcp: TcpSettings) -> float:
-    """Highest TCP goodput of an emulated link: rate x MSS / (MSS + TCP/IP + Ethernet headers)."""
-    return rate_bps * tcp.mss / (linux.frame_bytes(tcp))
 
 
 def check_scenario(scenario: Scenario, tool: str = "iperf3") -> capabilities.Needs:
@@ -918,31 +912,11 @@ def _dataset(
         else math.nan
         for j in range(len(link_names))
     ]
-    raw.link_info = {
-        "link_rate_bps": [d.rate_bps for d in directions],
-        "link_delay_s": [d.delay_s for d in directions],
-        "link_buffer_pkts": [d.buffer_pkts for d in directions],
-        "link_qdisc": [d.qdisc for d in directions],
-        "link_loss_rate": [d.loss_rate for d in directions],
-        "link_queue_max_pkts": queue_max,
-        "link_goodput_capacity_bps": [
-            goodput_capacity_bps(d.rate_bps, scenario.tcp) for d in directions
-        ],
-    }
+    raw.link_info = link_info(directions, scenario.tcp, L2_OVERHEAD_BYTES, queue_max)
     versions = capabilities.emulation_versions(options.route, tool)
     raw.attrs = {
-        "scenario_id": scenario.id,
-        "study": scenario.study or "",
-        "config": scenario.to_json(),
-        "seed": scenario.seed,
-        "rep": rep,
-        "backend": BACKEND,
+        **run_attributes(scenario, rep, BACKEND, versions, L2_OVERHEAD_BYTES),
         "route": options.route,
-        "cache_key": scenario.cache_key(rep, BACKEND, versions),
-        "interval_s": interval,
-        "warmup_s": scenario.warmup,
-        "duration_s": scenario.duration,
-        "l2_overhead_bytes": L2_OVERHEAD_BYTES,
         "iperf3_version": capabilities.iperf3_version(),
         "mininet_version": capabilities.mininet_importable() or "",
         "qdiscs": json.dumps(trees, sort_keys=True),

@@ -28,7 +28,7 @@ __all__ = ["main"]
 
 def _modules(batch: dict[str, Any]) -> list[str]:
     from tcprepro.emulation import capabilities
-    from tcprepro.scenario import load_scenario_dict
+    from tcprepro.scenario_io import load_scenario_dict
 
     needs = capabilities.Needs((), ())
     for job in batch["jobs"]:
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from tcprepro.emulation.backend import EmulationOptions, run_scenario
     from tcprepro.emulation.fidelity import Tolerances
-    from tcprepro.scenario import load_scenario_dict
+    from tcprepro.scenario_io import load_scenario_dict
     from tcprepro.store import write_dataset
 
     adv_win_scale = Path("/proc/sys/net/ipv4/tcp_adv_win_scale")

@@ -73,14 +73,9 @@ NETEM_HEADROOM_PKTS = 65536
 LEAF_QDISCS = {"fifo": "pfifo", "codel": "codel", "fq_codel": "fq_codel"}
 
 
-def tcp_ip_header_bytes(tcp: TcpSettings) -> int:
-    """IPv4 + TCP header bytes of a full data segment (timestamps add 12)."""
-    return 40 + (12 if tcp.timestamps else 0)
-
-
 def mtu_bytes(tcp: TcpSettings) -> int:
     """Interface MTU that makes Linux TCP send segments of exactly ``tcp.mss`` bytes."""
-    return tcp.mss + tcp_ip_header_bytes(tcp)
+    return tcp.packet_bytes
 
 
 def frame_bytes(tcp: TcpSettings) -> int:

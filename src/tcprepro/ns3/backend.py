@@ -27,7 +27,7 @@ from tcprepro import provenance
 from tcprepro.errors import ConfigError
 from tcprepro.ns3 import build
 from tcprepro.scenario import Scenario, TcpSettings, VariantConfig
-from tcprepro.store import RawTraces, make_run_dataset
+from tcprepro.store import RawTraces, link_info, make_run_dataset, run_attributes
 from tcprepro.topology import NetworkPlan, PlannedDirection, build_plan
 from tcprepro.variants import get_qdisc, get_variant
 
@@ -137,12 +137,6 @@ def check_scenario(scenario: Scenario) -> None:
             if error:
                 where = direction.trace_name or f"{link.a}-{link.b}"
                 raise ConfigError(f"topology ({where}) qdisc_params: {error}")
-
-
-def goodput_capacity_bps(rate_bps: float, tcp: TcpSettings, l2_overhead: int) -> float:
-    """Highest TCP goodput of a link: rate x MSS / (MSS + TCP/IP headers + L2 header)."""
-    headers = 40 + (12 if tcp.timestamps else 0) + l2_overhead
-    return rate_bps * tcp.mss / (tcp.mss + headers)
 
 
 def _direction_spec(lib: Any, direction: PlannedDirection) -> Any:
@@ -503,30 +497,9 @@ def run_scenario(
     )
     traced = plan.traced
     directions = [traced[name] for name in link_names]
-    raw.link_info = {
-        "link_rate_bps": [d.rate_bps for d in directions],
-        "link_delay_s": [d.delay_s for d in directions],
-        "link_buffer_pkts": [d.buffer_pkts for d in directions],
-        "link_qdisc": [d.qdisc for d in directions],
-        "link_loss_rate": [d.loss_rate for d in directions],
-        "link_queue_max_pkts": queue_max,
-        "link_goodput_capacity_bps": [
-            goodput_capacity_bps(d.rate_bps, scenario.tcp, L2_OVERHEAD_BYTES) for d in directions
-        ],
-    }
-    versions = provenance.software_versions()
+    raw.link_info = link_info(directions, scenario.tcp, L2_OVERHEAD_BYTES, queue_max)
     raw.attrs = {
-        "scenario_id": scenario.id,
-        "study": scenario.study or "",
-        "config": scenario.to_json(),
-        "seed": scenario.seed,
-        "rep": rep,
-        "backend": BACKEND,
-        "cache_key": scenario.cache_key(rep, BACKEND, versions),
-        "interval_s": scenario.trace.interval,
-        "warmup_s": scenario.warmup,
-        "duration_s": scenario.duration,
-        "l2_overhead_bytes": L2_OVERHEAD_BYTES,
+        **run_attributes(scenario, rep, BACKEND, provenance.software_versions(), L2_OVERHEAD_BYTES),
         "wall_time_s": round(wall_s, 3),
         "event_loop_wall_s": round(loop_s, 4),
         "ns3_events": events,

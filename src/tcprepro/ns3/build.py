@@ -18,21 +18,18 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import importlib.metadata
-import importlib.util
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from tcprepro.errors import CapabilityError
+from tcprepro.installation import CPP_DIR, Ns3Wheel, find_wheel, source_digest, source_files
 
 __all__ = [
     "Ns3Wheel",
@@ -44,82 +41,8 @@ __all__ = [
     "source_files",
 ]
 
-CPP_DIR = Path(__file__).with_name("cpp")
 NS3_MODULES = ("core", "network", "internet", "point-to-point", "applications", "traffic-control")
 CXXFLAGS = ("-std=c++20", "-O2", "-fPIC", "-Wall", "-Wno-unused-parameter")
-
-
-@dataclass(frozen=True)
-class Ns3Wheel:
-    """Where an ns-3 installation keeps its headers and libraries.
-
-    By default the PyPI ``ns3`` wheel; ``TCPREPRO_NS3_PREFIX`` points to another
-    installation instead (e.g. ns-3 built from source with the ``optimized``
-    profile and installed with ``./ns3 install``), whose libraries carry a
-    profile suffix (``libns3.44-core-optimized.so``).
-    """
-
-    prefix: Path
-    package_version: str  # e.g. "3.44.post0", or "source 3.44-optimized"
-    version: str  # ns-3 release, e.g. "3.44"
-    include_dir: Path
-    lib_dir: Path
-    lib_suffix: str = ""  # "" for the wheel, e.g. "-optimized" for a source build
-    defines: tuple[str, ...] = ("NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE", "NS3_BUILD_PROFILE_RELEASE")
-
-
-_CORE_LIB = re.compile(r"libns(3\.[0-9.]+)-core(-[a-z]+)?\.so$")
-
-
-def _ns3_defines(lib_dir: Path, suffix: str) -> tuple[str, ...]:
-    """The NS3_* compile definitions the installation was built with (from its CMake export)."""
-    for targets in sorted(lib_dir.glob("cmake/ns3/ns3Targets.cmake")):
-        match = re.search(r'INTERFACE_COMPILE_DEFINITIONS "([^"]*)"', targets.read_text())
-        if match:
-            defines = [d for d in match[1].split(";") if d.startswith("NS3_")]
-            if defines:
-                return tuple(defines)
-    profile = {
-        "-optimized": ("NS3_BUILD_PROFILE_OPTIMIZED",),
-        "-debug": ("NS3_BUILD_PROFILE_DEBUG", "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE"),
-    }
-    return profile.get(suffix, ("NS3_BUILD_PROFILE_RELEASE", "NS3_LOG_ENABLE", "NS3_ASSERT_ENABLE"))
-
-
-def _locate(prefix: Path, package_version: str | None) -> Ns3Wheel:
-    libs = sorted(p for p in prefix.glob("lib*/libns3.*-core*.so") if _CORE_LIB.search(p.name))
-    if not libs:
-        raise CapabilityError(f"no libns3.<version>-core library under {prefix}/lib*")
-    match = _CORE_LIB.search(libs[0].name)
-    version, suffix = match[1], match[2] or ""
-    headers = sorted(prefix.glob("include/**/ns3/core-module.h"), key=lambda p: len(p.parts))
-    if not headers:
-        raise CapabilityError(f"no ns3/core-module.h under {prefix}/include")
-    return Ns3Wheel(
-        prefix=prefix,
-        package_version=package_version or f"source {version}{suffix}",
-        version=version,
-        include_dir=headers[0].parent.parent,
-        lib_dir=libs[0].parent,
-        lib_suffix=suffix,
-        defines=_ns3_defines(libs[0].parent, suffix),
-    )
-
-
-@cache
-def find_wheel() -> Ns3Wheel:
-    """Locate ns-3 without importing its (slow) Python bindings.
-
-    ``TCPREPRO_NS3_PREFIX`` selects an installation prefix; otherwise the ``ns3`` wheel.
-    """
-    env = os.environ.get("TCPREPRO_NS3_PREFIX")
-    if env:
-        return _locate(Path(env), None)
-    spec = importlib.util.find_spec("ns3")
-    if spec is None or not spec.submodule_search_locations:
-        raise CapabilityError("ns-3 Python bindings missing: pip install 'ns3==3.44.*'")
-    prefix = Path(next(iter(spec.submodule_search_locations)))
-    return _locate(prefix, importlib.metadata.version("ns3"))
 
 
 def cache_dir() -> Path:
@@ -129,19 +52,6 @@ def cache_dir() -> Path:
         return Path(env)
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "tcprepro"
-
-
-def source_files() -> list[Path]:
-    """C++ sources compiled into the library, in a stable order."""
-    return sorted(CPP_DIR.glob("*.cc"))
-
-
-def source_digest() -> str:
-    """Hash of the C++ sources: model code is part of every run's cache key."""
-    digest = hashlib.sha256()
-    for path in sorted(CPP_DIR.glob("*.h")) + source_files():
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
 
 
 def _compiler() -> str:

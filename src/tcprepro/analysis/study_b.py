@@ -35,7 +35,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from tcprepro import metrics
+from tcprepro import metrics, traffic
+from tcprepro.scenario import goodput_capacity_bps
+from tcprepro.scenario_io import load_scenario_dict
 
 __all__ = [
     "available_capacity_bps",
@@ -160,6 +162,20 @@ def flows_in_progress(ds: xr.Dataset) -> xr.DataArray:
     return active.sum("transfer").rename("transfers_in_progress")
 
 
+def transfers_in_progress_mean(run: xr.Dataset, generator: str = "bg") -> float:
+    """Mean number of a generator's transfers in progress if each ran at its access rate.
+
+    The M/G/infinity reference of figure B5.3: arrival rate x mean size / the goodput
+    capacity of the generator's sender group's access link (ns-3's 2-byte PPP header
+    included), from the run's resolved scenario and the generator's calibration.
+    """
+    scenario = load_scenario_dict(json.loads(run.attrs["config"]))
+    cal = traffic.calibrate(scenario, generator)
+    group = {g.name: g for g in scenario.topology.senders}[generator]
+    peak_bps = goodput_capacity_bps(group.rate, scenario.tcp, int(run.attrs["l2_overhead_bytes"]))
+    return cal.arrival_rate_per_s * cal.mean_size_bytes * 8 / peak_bps
+
+
 def transfer_losses(ds: xr.Dataset) -> pd.DataFrame:
     """One row per background transfer of one run: arrival, end, mean rate, loss rate.
 
@@ -218,10 +234,11 @@ def offered_load(ds: xr.Dataset, warmup_s: float | None = None) -> dict[str, flo
     ``packets`` generators: IP bytes they sent / (window x link rate) — what
     ns-3 generated. ``transfers`` generators: the bytes of the transfers that
     arrived in the window / (window x goodput capacity at the scenario's MSS
-    and 52 bytes of TCP/IP headers) — the load the Poisson process offered.
+    and TCP/IP headers) — the load the Poisson process offered.
     Both are the definitions of ``load`` in the scenario schema.
     """
     config = json.loads(ds.attrs["config"])
+    scenario = load_scenario_dict(config)
     start = float(ds.attrs["warmup_s"]) if warmup_s is None else warmup_s
     end = float(ds.attrs["duration_s"])
     rate = float(ds["link_rate_bps"].sel(link=BOTTLENECK))
@@ -233,8 +250,7 @@ def offered_load(ds: xr.Dataset, warmup_s: float | None = None) -> dict[str, flo
             sent = float(ds["tx_data_pkts"].sel(flow=name).where(mask).sum())
             out[name] = sent * size * 8.0 / ((end - start) * rate)
         else:
-            mss = float(str(config["tcp"]["mss"]).removesuffix("B"))
-            capacity = rate * mss / (mss + 52.0)
+            capacity = goodput_capacity_bps(rate, scenario.tcp)
             arrived = (
                 (ds["transfer_generator"] == name)
                 & (ds["transfer_start_s"] >= start)

@@ -1,160 +1,34 @@
-"""Figure sweeps: from the workflow config to the list of runs of each figure.
+"""The workflow config (``workflow/config.yaml``): figures, sweeps, studies and tiers.
 
-This module owns the meaning of ``workflow/config.yaml``: each figure names a
-scenario file, the swept dimensions (a scenario key path and its values, or
-named *cases*, each a set of scenario overrides) and its study; each study
-defines the reproduction tiers (``smoke``, ``quick``, ``paper``) as overrides
-and a number of repetitions. A figure may instead be drawn from another
-figure's combined dataset (``data: <figure>``). From that it derives, for
-a tier, every :class:`Run` (figure, cell, repetition), its output path, the
-``--set`` overrides that produce its scenario, and its cache key. Snakemake
-rules and the ``tcprepro`` CLI both call these functions, so a path or a key
-is computed in exactly one place.
-
-A sweep value that names a variant or queue discipline whose model is not
-built yet makes its cell *pending*: no run is planned for it, and figures and
-claims show it as pending.
+Each figure names a scenario file, the swept dimensions (a scenario key path and
+its values, or named *cases*, each a set of scenario overrides) and its study;
+each study defines the reproduction tiers (``smoke``, ``quick``, ``paper``) as
+overrides and a number of repetitions. A figure may instead be drawn from another
+figure's combined dataset (``data: <figure>``). From that, :class:`WorkflowConfig`
+derives every :class:`~tcprepro.campaign.runs.Run` of a figure for a tier.
+Snakemake rules and the ``tcprepro`` CLI both call these functions, so a path or a
+key is computed in exactly one place.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cache
 from itertools import product
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import yaml
 
-from tcprepro import provenance
+from tcprepro.campaign.runs import Run, _paths, cell_name, pending_reason
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import Scenario, load_scenario
-from tcprepro.variants import QDISCS, VARIANTS, canonical_variant
+from tcprepro.scenario_io import Override
 
-__all__ = [
-    "TIERS",
-    "Run",
-    "WorkflowConfig",
-    "cell_name",
-    "estimate_wall_s",
-    "load_workflow_config",
-    "pending_reason",
-    "plan_report",
-]
+__all__ = ["TIERS", "WorkflowConfig", "load_workflow_config", "validate_workflow_config"]
 
 TIERS = ("smoke", "quick", "paper")
 SCHEMA_PATH = Path("workflow/schemas/config.schema.yaml")
-_CELL_VALUE = re.compile(r"^[A-Za-z0-9.+]+$")
-
-#: wall-clock cost model of one ns-3 run on one core (measured, see BENCHMARKS.md)
-RUN_OVERHEAD_S = 2.5
-PACKETS_PER_WALL_S = 35_000.0
-#: links a packet crosses on a dumbbell (the estimate's rate counts one per packet); with
-#: it, a quick-tier B5.14 run and a C3.3 run are estimated at 18 and 24 s; they took 26.5 and
-#: 43 s on a machine shared with the test suite (without it: 8 and 10 s, far too low)
-DUMBBELL_HOPS = 3
-
-
-def _setting(path: str, value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
-    elif isinstance(value, bool):
-        text = "true" if value else "false"
-    else:
-        text = str(value)
-    return f"{path}={text}"
-
-
-def _paths(dimension: Mapping[str, Any]) -> list[str]:
-    """Scenario key paths a swept dimension sets (one path, or several set to one value)."""
-    path = dimension["path"]
-    return [path] if isinstance(path, str) else list(path)
-
-
-def _cell_text(value: Any) -> str:
-    """A sweep value as written in cell names: floats without exponents (1e-07 -> 0.0000001)."""
-    if isinstance(value, float) and "e" in repr(value):
-        return np.format_float_positional(value, trim="-")
-    return str(value)
-
-
-def pending_reason(value: Any) -> str | None:
-    """Why a sweep value cannot run yet (a variant/qdisc whose model is pending), else None."""
-    if not isinstance(value, str):
-        return None
-    try:
-        variant = VARIANTS[canonical_variant(value)]
-    except ValueError:
-        variant = None
-    if variant is not None and not variant.available:
-        return f"{variant.name}: {variant.status}"
-    qdisc = QDISCS.get(value)
-    if qdisc is not None and not qdisc.available:
-        return f"{qdisc.name}: {qdisc.status}"
-    return None
-
-
-def cell_name(sweep: Mapping[str, Any]) -> str:
-    """File-system name of a cell: ``up-Cubic_down-NewReno``."""
-    parts = []
-    for dim, value in sweep.items():
-        text = _cell_text(value)
-        if not _CELL_VALUE.match(text):
-            raise ConfigError(
-                f"sweep value {text!r} of {dim!r} must be letters, digits, '.' or '+'"
-            )
-        parts.append(f"{dim}-{text}")
-    return "_".join(parts) if parts else "base"
-
-
-@dataclass(frozen=True)
-class Run:
-    """One simulation of a figure: a cell of its sweep and a repetition."""
-
-    figure: str
-    cell: str
-    sweep: tuple[tuple[str, Any], ...]
-    rep: int
-    scenario_path: str
-    overrides: tuple[str, ...]
-    sweep_values: str  # JSON of every dimension's values (for the combined dataset)
-    backend: str = "ns3"  # or "mininet" (emulated runs, tcprepro.emulation)
-
-    @property
-    def path(self) -> str:
-        """Output dataset, relative to the workflow's working directory."""
-        if self.backend != "ns3":
-            return f"data/emulated/{self.figure}/{self.cell}/rep{self.rep}.nc"
-        return f"data/runs/{self.figure}/{self.cell}/rep{self.rep}.nc"
-
-    def scenario(self) -> Scenario:
-        """The validated scenario of this run."""
-        return _scenario(self.scenario_path, self.overrides)
-
-    def cache_key(self, backend: str = "ns3") -> str:
-        """Hash of everything that determines this run's (ns-3) dataset.
-
-        Emulated runs have their own key (the kernel, not ns-3, makes the result):
-        :func:`tcprepro.emulation.workflow.run_cache_key`.
-        """
-        return self.scenario().cache_key(self.rep, backend, provenance.software_versions())
-
-    def attrs(self) -> dict[str, Any]:
-        """Dataset attributes that place the run in its figure's sweep."""
-        return {
-            "figure": self.figure,
-            "sweep": json.dumps(dict(self.sweep)),
-            "sweep_values": self.sweep_values,
-        }
-
-
-@cache
-def _scenario(path: str, overrides: tuple[str, ...]) -> Scenario:
-    return load_scenario(path, overrides)
 
 
 @dataclass(frozen=True)
@@ -330,17 +204,17 @@ class WorkflowConfig:
     def _make_runs(self, figure: str, tier: str | None) -> list[Run]:
         block = self.figure(figure)
         settings = self.tier_settings(figure, tier)
-        base = [_setting(path, value) for path, value in block.get("set", {}).items()]
-        base += [_setting(path, value) for path, value in settings.get("set", {}).items()]
+        base: list[Override] = list(block.get("set", {}).items())
+        base += list(settings.get("set", {}).items())
         repetitions = int(settings["repetitions"])
-        base.append(f"repetitions={repetitions}")
+        base.append(("repetitions", repetitions))
         values_json = json.dumps(self.sweep_values(figure, tier))
         pending = [cell for cell, _ in self.pending_cells(figure, tier)]
         runs = []
         for cell in self.cells(figure, tier):
             if cell in pending:
                 continue
-            overrides = [*base, *(_setting(p, v) for p, v in self.cell_settings(figure, cell))]
+            overrides = [*base, *self.cell_settings(figure, cell)]
             for rep in range(repetitions):
                 runs.append(
                     Run(
@@ -429,112 +303,3 @@ def validate_workflow_config(
         if block.get("study") != figures[target].get("study"):
             raise ConfigError(f"figures.{figure}.data: {target!r} is in another study", source)
     return WorkflowConfig(dict(data))
-
-
-def _flow_bound_packets(scenario: Scenario) -> float:
-    """Packets (data and ACKs) the flows of a run can send at most.
-
-    Each flow sends at most at the rate of its narrowest link, of its window
-    (the smaller socket buffer per RTT) and, under random loss, of the Padhye
-    model; a sized flow sends at most its size. ACKs add one packet per
-    ``delayed_ack_count`` data packets. Traffic generators are not bounded here
-    (``inf``): their load is their own.
-    """
-    from tcprepro.throughput_models import padhye_throughput_bps
-    from tcprepro.topology import build_plan, flow_path
-
-    if scenario.traffic:
-        return float("inf")
-    tcp = scenario.tcp
-    plan = build_plan(scenario, 0)
-    packet_bits = 8.0 * (tcp.mss + 52)
-    total = 0.0
-    for flow in plan.flows:
-        path = flow_path(plan, flow)
-        rate_bps = path.rate_bps
-        if path.rtt_s > 0:
-            rate_bps = min(rate_bps, 8.0 * min(tcp.send_buffer, tcp.recv_buffer) / path.rtt_s)
-            if path.loss_rate > 0:
-                padhye = padhye_throughput_bps(
-                    tcp.mss,
-                    path.rtt_s,
-                    path.loss_rate,
-                    max(tcp.min_rto, path.rtt_s),
-                    tcp.recv_buffer / tcp.mss,
-                    tcp.delayed_ack_count,
-                )
-                rate_bps = min(rate_bps, float(padhye))
-        data_pkts = scenario.duration * rate_bps / packet_bits
-        if flow.size_bytes:
-            data_pkts = min(data_pkts, flow.size_bytes / tcp.mss)
-        total += data_pkts * (1.0 + 1.0 / tcp.delayed_ack_count)
-    return total
-
-
-def estimate_wall_s(runs: Iterable[Run], cores: int = 1) -> float:
-    """Estimated wall time of running ``runs`` on ``cores`` cores (ns-3 backend).
-
-    The cost model is a per-run overhead (interpreter, library load, writing)
-    plus the packets the traced links carry divided by the measured event-loop
-    throughput (:data:`PACKETS_PER_WALL_S`): the links' packets at full rate,
-    or fewer when the flows cannot fill them (window-, loss- or size-limited
-    flows, see :func:`_flow_bound_packets`).
-    """
-    total = 0.0
-    for run in runs:
-        scenario = run.scenario()
-        rate_bps = 0.0
-        topo = scenario.topology
-        for name in ("downlink", "uplink", "bottleneck", "reverse"):
-            direction = getattr(topo, name, None)
-            if direction is not None:
-                rate_bps += direction.rate
-        packets = scenario.duration * rate_bps / (8 * (scenario.tcp.mss + 52))
-        packets = min(packets, _flow_bound_packets(scenario))
-        # the rate was measured on study A's access link, one link per packet; on a
-        # dumbbell each packet (and its ACK) crosses three: access, bottleneck, receiver's
-        hops = DUMBBELL_HOPS if getattr(topo, "kind", "") == "dumbbell" else 1
-        total += RUN_OVERHEAD_S + hops * packets / PACKETS_PER_WALL_S
-    return total / max(1, cores)
-
-
-def is_cached(run: Run, workdir: Path = Path(".")) -> bool:
-    """True when the run's dataset exists and was made with the same cache key."""
-    from tcprepro.store import open_dataset
-
-    path = workdir / run.path
-    if not path.exists():
-        return False
-    try:
-        return open_dataset(path).attrs.get("cache_key") == run.cache_key()
-    except (OSError, ValueError):
-        return False
-
-
-def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = Path(".")) -> str:
-    """Say how many simulations a tier needs, how many are cached, and how long the rest take."""
-    lines = [f"tcprepro plan, tier {tier!r}:"]
-    todo_all: list[Run] = []
-    for figure in config.simulated_figures:
-        runs = config.runs(figure, tier)
-        todo = [run for run in runs if not is_cached(run, workdir)]
-        pending = config.pending_cells(figure, tier)
-        note = f", {len(pending)} cells pending (model not built)" if pending else ""
-        lines.append(
-            f"  {figure}: {len(runs)} runs, {len(runs) - len(todo)} cached, "
-            f"{len(todo)} to simulate{note}; about {estimate_wall_s(todo, cores) / 60:.1f} min"
-        )
-        emulated = config.runs(figure, tier, "mininet")
-        if emulated:  # real time: the duration of each run plus about 30 s of set-up and probes
-            real_time_s = sum(run.scenario().duration + 30.0 for run in emulated)
-            lines.append(
-                f"  {figure}: plus up to {len(emulated)} emulated runs in real time, about "
-                f"{real_time_s / 60:.0f} min when none is cached (if the build includes emulation)"
-            )
-        todo_all += todo
-    estimate = estimate_wall_s(todo_all, cores)
-    lines.append(
-        f"  total: {len(todo_all)} simulations to run, about {estimate / 60:.1f} min "
-        f"of wall time on {cores} core(s)"
-    )
-    return "\n".join(lines)

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from tcprepro.campaign import Run, WorkflowConfig
 from tcprepro.emulation import capabilities
 from tcprepro.errors import CapabilityError, ConfigError, TcpreproError
-from tcprepro.sweep import Run, WorkflowConfig
 from tcprepro.variants import canonical_variant, get_variant
 
 __all__ = [

@@ -21,6 +21,7 @@ import pandas as pd
 import xarray as xr
 
 from tcprepro import metrics
+from tcprepro.latex import escape as tex
 
 __all__ = ["compare", "summary", "write_csv", "write_tex"]
 
@@ -113,8 +114,6 @@ def _fmt(value: float, spec: str) -> str:
 
 def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) -> Path:
     """The table as a LaTeX longtable for the paper (atomically)."""
-    from tcprepro.claims import _tex_escape as tex
-
     dims = [c for c in table.columns if c not in _VALUE_COLUMNS]
     counts = summary(table)
     tol_pp, tol_rtt = table.attrs["utilisation_pp"], table.attrs["rtt_rel"]

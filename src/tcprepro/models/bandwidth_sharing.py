@@ -5,7 +5,7 @@ This module owns the model of Augé's thesis, chapter 5, §5.4.3 (after chapter 
 (a fraction of the capacity :math:`C'` the background leaves them), and while
 :math:`i` of them are in progress they are served together at rate
 :math:`\phi(i) C'` (fair sharing, which PFQ/LQD enforces). :math:`\phi(i)` is
-measured by simulation (:func:`tcprepro.analysis_b.phi`). The number of flows in
+measured by simulation (:func:`tcprepro.analysis.study_b.phi`). The number of flows in
 progress is then the birth-death process with stationary law
 :math:`\pi_i \propto \rho^i/\Phi(i)`, :math:`\Phi(i) = \prod_{j \le i} \phi(j)`,
 :math:`\Phi(0) = 1`, and the expected instantaneous throughput of a flow,

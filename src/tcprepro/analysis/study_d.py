@@ -6,7 +6,7 @@ parameters from the resolved scenario the run recorded (``run_config``:
 socket buffers, MSS, delayed ACKs, minimum RTO, the propagation RTT and
 loss of the flow's path), measures the flow (mean goodput, mean send window,
 retransmission timeouts, completion time) and puts the matching model
-prediction of :mod:`tcprepro.throughput_models` next to it.
+prediction of :mod:`tcprepro.models.throughput` next to it.
 
 Every table is a :class:`pandas.DataFrame` with one row per cell (the sweep
 dimensions as columns, plus ``backend``), so that datasets of several
@@ -47,8 +47,7 @@ import pandas as pd
 import xarray as xr
 
 from tcprepro import metrics
-from tcprepro.scenario import Scenario, load_scenario_dict
-from tcprepro.throughput_models import (
+from tcprepro.models.throughput import (
     THESIS_C_E,
     THESIS_C_R,
     application_throughput_bps,
@@ -56,6 +55,8 @@ from tcprepro.throughput_models import (
     padhye_throughput_bps,
     transfer_throughput_bps,
 )
+from tcprepro.scenario import Scenario
+from tcprepro.scenario_io import load_scenario_dict
 from tcprepro.topology import build_plan, flow_path
 
 __all__ = [
@@ -377,7 +378,7 @@ def volume_table(ds: xr.Dataset, flow: str | None = None) -> pd.DataFrame:
 
     The throughput is the volume over the time from the end of the handshake
     to the last byte at the receiver. The model is
-    :func:`~tcprepro.throughput_models.transfer_throughput_bps` with the
+    :func:`~tcprepro.models.throughput.transfer_throughput_bps` with the
     cell's RTT, goodput capacity, MSS, initial window, window cap (the
     smaller buffer) and a slow-start growth of ``1 + 1/b`` per RTT.
 
@@ -592,3 +593,10 @@ def _gate_column(merged: pd.DataFrame) -> dict[str, pd.Series]:
         np.where(merged["fidelity_ok"] == 1, "passed", "flagged"),
     )
     return {"Fidelity gate": pd.Series(verdict, index=merged.index)}
+
+
+def thesis_table(name: str) -> pd.DataFrame:
+    """A table of the thesis's published values (``tcprepro.reference``), e.g. its windows."""
+    from tcprepro import reference
+
+    return reference.load(name)

@@ -3,7 +3,7 @@ r"""Figures of study B (Augé, thesis ch. 5), drawn from combined datasets.
 This module owns the drawing of figures B5.1-B5.20: which runs (sweep cells)
 each figure shows and how. It never runs a simulation and never hard-codes a
 result: every curve, bar and label comes from the dataset passed in (through
-:mod:`tcprepro.analysis_b` and :mod:`tcprepro.bandwidth_sharing`). A cell the
+:mod:`tcprepro.analysis.study_b` and :mod:`tcprepro.models.bandwidth_sharing`). A cell the
 current tier did not run is drawn as a visible "not run in this tier" panel.
 
 :func:`draw` maps a figure id to its drawing; the notebooks call it.
@@ -33,8 +33,10 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LinearSegmentedColormap, LogNorm
 from matplotlib.figure import Figure
 
-from tcprepro import analysis_b, bandwidth_sharing, metrics
-from tcprepro.plotting import empty_panel
+from tcprepro import metrics
+from tcprepro.analysis import study_b as analysis_b
+from tcprepro.figures.common import empty_panel
+from tcprepro.models import bandwidth_sharing
 
 __all__ = ["TIME_SERIES", "describe_case", "draw"]
 
@@ -287,9 +289,6 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
     """Figure B5.3: background transfers in progress, over time and their distribution."""
     from scipy import stats
 
-    from tcprepro.scenario import load_scenario_dict
-    from tcprepro.traffic import calibrate
-
     buffers = sorted({int(c.rsplit(".", 1)[1]) for c in map(str, ds["case"].values)})
     lines = [("Reno", "FIFO"), ("Reno", "FQ"), ("HSTCP", "FIFO"), ("HSTCP", "FQ")]
     colours = {"Reno": "tab:blue", "HSTCP": "tab:orange"}
@@ -321,13 +320,7 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
                 bottom.step(grid, density, where="mid", lw=1.0, label=label, **style)
                 bottom.axvline(np.median(values), lw=0.8, **style)
             if reference is None:
-                run = _first_run(ds, case=case)
-                scenario = load_scenario_dict(json.loads(run.attrs["config"]))
-                cal = calibrate(scenario, "bg")
-                group = {g.name: g for g in scenario.topology.senders}["bg"]
-                mss = scenario.tcp.mss
-                peak_bps = group.rate * mss / (mss + 54)
-                reference = cal.arrival_rate_per_s * cal.mean_size_bytes * 8 / peak_bps
+                reference = analysis_b.transfers_in_progress_mean(_first_run(ds, case=case))
         if not drawn:
             empty_panel(top)
             empty_panel(bottom)

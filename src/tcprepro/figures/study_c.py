@@ -2,7 +2,7 @@
 
 This module owns the drawing of C1 (Fig. 1: congestion windows and queue) and of
 the metric suite C3.1-C3.6 (one compact figure per metric). Every number comes
-from :mod:`tcprepro.analysis_c`; nothing is simulated or hard-coded here. Points
+from :mod:`tcprepro.analysis.study_c`; nothing is simulated or hard-coded here. Points
 are means over repetitions with ±1 standard deviation bars (when there are
 several repetitions); a cell without runs is simply absent from its curve.
 """
@@ -16,7 +16,7 @@ import xarray as xr
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcprepro import analysis_c
+from tcprepro.analysis import study_c as analysis_c
 
 __all__ = ["cwnd_panels", "loss_table_figure", "metric_figure"]
 

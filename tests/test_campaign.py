@@ -6,13 +6,9 @@ import pytest
 import yaml
 
 from conftest import ROOT
+from tcprepro.campaign import WorkflowConfig, estimate_wall_s, validate_workflow_config
+from tcprepro.campaign.plan import _flow_bound_packets
 from tcprepro.errors import ConfigError
-from tcprepro.sweep import (
-    WorkflowConfig,
-    _flow_bound_packets,
-    estimate_wall_s,
-    validate_workflow_config,
-)
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 
@@ -32,7 +28,7 @@ def test_study_d_figures_have_their_own_tiers(config_data):
     assert config.sweep_values("D1", "paper")["send_buffer"][-1] == "16MiB"
     runs = config.runs("D1", "quick")
     assert len(runs) == 2 * 2 * 10
-    assert "duration=2s" in runs[0].overrides
+    assert ("duration", "2s") in runs[0].overrides
 
 
 def test_d2_is_drawn_from_d1_and_both_are_tables(config_data):

@@ -192,7 +192,7 @@ def cwnd_pkts(ds: xr.Dataset) -> xr.DataArray:
 
 def path_rtt_s(config: str, group: str = "s") -> float:
     """Round-trip propagation time of a sender group, from a run's resolved config (JSON)."""
-    from tcprepro.scenario import load_scenario_dict
+    from tcprepro.scenario_io import load_scenario_dict
 
     topology = load_scenario_dict(json.loads(config)).topology
     return topology.path_rtt_s(group)

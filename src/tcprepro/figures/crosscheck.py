@@ -1,0 +1,55 @@
+"""The cross-check figure: ns-3 against the emulation (real Linux TCP), per flow."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = ["crosscheck_scatter"]
+
+
+def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
+    """Simulation vs emulation: ns-3 (x) against Mininet (y), utilisation and mean RTT.
+
+    ``table`` comes from :func:`tcprepro.analysis.crosscheck.compare`. The
+    diagonal band is the stated tolerance; hollow markers are emulated runs the
+    fidelity gate flagged; cells that could not be emulated are counted in the
+    footnote.
+    """
+    tol_pp, tol_rtt = table.attrs["utilisation_pp"], table.attrs["rtt_rel"]
+    fig, (ax_util, ax_rtt) = plt.subplots(1, 2, figsize=(9.0, 4.2), layout="constrained")
+    colours = {"up": "#4c72b0", "down": "#dd8452"}
+    ran = table[table["fidelity"] != "not run"]
+    for flow, group in ran.groupby("flow"):
+        colour = colours.get(str(flow), "0.3")
+        for flagged, part in group.groupby(group["fidelity"] == "flagged"):
+            style = {"facecolors": "none", "edgecolors": colour} if flagged else {"color": colour}
+            label = f"{flow}{' (flagged)' if flagged else ''}"
+            ax_util.scatter(part["ns3_util_pct"], part["emu_util_pct"], label=label, **style)
+            ax_rtt.scatter(part["ns3_rtt_ms"], part["emu_rtt_ms"], label=label, **style)
+    grid = np.linspace(0, 110, 2)
+    ax_util.plot(grid, grid, color="0.4", lw=0.8)
+    ax_util.fill_between(grid, grid - tol_pp, grid + tol_pp, color="0.85", zorder=0)
+    ax_util.set(xlim=(0, 110), ylim=(0, 110), xlabel="ns-3 utilisation (%)")
+    ax_util.set(ylabel="emulation utilisation (%)", title=f"utilisation, band ±{tol_pp:g} pp")
+    finite = ran[["ns3_rtt_ms", "emu_rtt_ms"]].to_numpy(dtype=float)
+    top = float(np.nanmax(finite)) * 1.15 if np.isfinite(finite).any() else 1.0
+    line = np.linspace(0, top, 2)
+    ax_rtt.plot(line, line, color="0.4", lw=0.8)
+    ax_rtt.fill_between(line, line * (1 - tol_rtt), line * (1 + tol_rtt), color="0.85", zorder=0)
+    ax_rtt.set(xlim=(0, top), ylim=(0, top), xlabel="ns-3 mean RTT (ms)")
+    ax_rtt.set(ylabel="emulation mean RTT (ms)", title=f"mean RTT, band ±{tol_rtt:.0%}")
+    ax_util.legend(fontsize=8, loc="lower right")
+    not_run = int((table["fidelity"] == "not run").sum())
+    flagged = int((table["fidelity"] == "flagged").sum())
+    note = f"{len(ran)} flows emulated; {flagged} flagged by the fidelity gate (hollow)"
+    if not_run:
+        note += f"; {not_run} not emulated (variant not offered by the kernel)"
+    if ran.empty:
+        note = "no emulated dataset: ns-3 side only"
+    fig.text(0.01, -0.02, note, fontsize=7, color="0.3")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig

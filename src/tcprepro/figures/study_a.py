@@ -1,0 +1,327 @@
+"""Study A figures (Kaminski et al.): utilisation grids, response-time curves, traces.
+
+Drawn from combined datasets; every bar, error bar and annotation comes from the
+data passed in. Cells without runs (e.g. a variant whose model is pending) are
+drawn as a visible "pending" box.
+"""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+import xarray as xr
+from matplotlib.figure import Figure
+
+from tcprepro import metrics
+from tcprepro.figures.common import empty_panel
+
+__all__ = ["response_time_curves", "trace_panels", "utilisation_grid"]
+
+_DIRECTION_LABELS = {"up": "Up", "down": "Down"}
+
+
+def _tidy_utilisation(ds: xr.Dataset) -> pd.DataFrame:
+    util = (metrics.utilisation(ds) * 100.0).rename("utilisation_pct")
+    frame = util.to_dataframe().reset_index()
+    frame["direction"] = frame["flow"].map(_DIRECTION_LABELS)
+    return frame.dropna(subset=["utilisation_pct"])
+
+
+def utilisation_grid(
+    ds: xr.Dataset, title: str = "", row_label: str = "Upload", col_label: str = "Download"
+) -> Figure:
+    """Study A's grid: one panel per (upload, download) variant pair with Up/Down bars.
+
+    Bars are means over repetitions with ±1 standard deviation error bars, in
+    percent of each direction's goodput capacity. A side panel shows the mean
+    RTT (ms) of the download and upload flows for each cell.
+    """
+    rows = [str(v) for v in ds["up"].values]
+    cols = [str(v) for v in ds["down"].values]
+    frame = _tidy_utilisation(ds)
+    rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep")
+
+    fig = plt.figure(figsize=(2.0 * len(cols) + 3.8, 1.7 * len(rows) + 1.2), layout="constrained")
+    left, right = fig.subfigures(1, 2, width_ratios=[2.0 * len(cols), 3.6])
+    axes = left.subplots(len(rows), len(cols), sharex=True, sharey=True, squeeze=False)
+    palette = {"Up": "#4c72b0", "Down": "#dd8452"}
+    for i, up in enumerate(rows):
+        for j, down in enumerate(cols):
+            ax = axes[i, j]
+            cell = frame[(frame["up"] == up) & (frame["down"] == down)]
+            if cell.empty:
+                ax.text(
+                    0.5,
+                    0.5,
+                    "pending",
+                    ha="center",
+                    va="center",
+                    color="0.4",
+                    transform=ax.transAxes,
+                    fontsize=10,
+                    style="italic",
+                )
+                ax.set_facecolor("0.93")
+            else:
+                sns.barplot(
+                    data=cell,
+                    x="direction",
+                    y="utilisation_pct",
+                    hue="direction",
+                    order=["Up", "Down"],
+                    palette=palette,
+                    errorbar="sd",
+                    capsize=0.2,
+                    err_kws={"linewidth": 1.0},
+                    ax=ax,
+                    legend=False,
+                )
+            ax.set_ylim(0, 110)
+            ax.set_yticks([0, 40, 80])
+            ax.set_xlabel("")
+            ax.set_ylabel(up if j == 0 else "")
+            if i == 0:
+                ax.set_title(down, fontsize=10)
+    left.supylabel(f"{row_label} variant (rows)  —  utilisation %")
+    left.supxlabel(f"{col_label} variant (columns)")
+    if title:
+        left.suptitle(title, fontsize=11)
+
+    rtt_axes = right.subplots(2, 1)
+    finite = rtt.values[np.isfinite(rtt.values)]
+    rtt_max = float(finite.max()) if finite.size else 1.0
+    for ax, flow in zip(rtt_axes, ["down", "up"], strict=True):
+        values = rtt.sel(flow=flow).to_pandas()
+        values.index.name, values.columns.name = "up", "down"
+        sns.heatmap(
+            values,
+            annot=True,
+            fmt=".0f",
+            cmap="Blues",
+            vmin=0,
+            vmax=rtt_max * 1.3,
+            cbar=False,
+            ax=ax,
+            annot_kws={"fontsize": 8},
+            mask=values.isna(),
+        )
+        ax.set_title(f"mean RTT of the {flow}load flow (ms)", fontsize=9)
+        ax.set_xlabel(col_label, fontsize=8)
+        ax.set_ylabel(row_label, fontsize=8)
+        ax.tick_params(labelsize=7)
+        for y, up in enumerate(values.index):
+            for x, down in enumerate(values.columns):
+                if not np.isfinite(values.loc[up, down]):
+                    ax.text(x + 0.5, y + 0.5, "—", ha="center", va="center", fontsize=8)
+    missing = json.loads(ds.attrs.get("missing_cells", "[]"))
+    if missing:
+        fig.text(
+            0.01,
+            0.005,
+            f"{len(missing)} cell(s) pending: model not built yet",
+            fontsize=7,
+            color="0.4",
+        )
+    return fig
+
+
+def _bytes_label(value: float, _position: object = None) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g} B"
+
+
+def response_time_curves(
+    ds: xr.Dataset, title: str = "", per_decade: int = 4, min_transfers: int = 3
+) -> Figure:
+    """Study A3/A4: mean download response time conditioned on transfer size.
+
+    One panel per upload variant (columns) and offered load (rows); one curve per
+    download variant, with its Student-t 95 % confidence band. Transfers of all
+    repetitions are pooled; size bins with fewer than ``min_transfers`` completed
+    transfers are not drawn; censored transfers (still running at the end) are
+    counted in each panel's legend, never averaged.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
+    table = metrics.transfer_table(ds)
+    edges = metrics.size_bins(table["size_bytes"], per_decade)
+    loads = [float(v) for v in ds["load"].values] if "load" in ds.dims else [None]
+    ups = [str(v) for v in ds["up"].values]
+    downs = [str(v) for v in ds["down"].values]
+    by = ["up", "down"] + (["load"] if "load" in ds.dims else [])
+    summary = metrics.conditional_response(table, by=by, edges=edges)
+    palette = dict(zip(downs, sns.color_palette("colorblind", len(downs)), strict=True))
+    shown = summary[summary["n"] >= min_transfers]
+    if not shown.empty:  # common y range: every drawn mean and band, with a margin
+        floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
+        y_low = float(np.nanmin(floor)) / 1.5
+        y_high = float(np.nanmax(shown["ci_high_s"].fillna(shown["mean_s"]))) * 1.5
+    fig, axes = plt.subplots(
+        len(loads),
+        len(ups),
+        figsize=(3.2 * len(ups), 3.0 * len(loads)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    for i, load in enumerate(loads):
+        for j, up in enumerate(ups):
+            ax = axes[i, j]
+            panel = summary[summary["up"] == up]
+            if load is not None:
+                panel = panel[np.isclose(panel["load"], load)]
+            drawn = False
+            for down in downs:
+                curve = panel[(panel["down"] == down) & (panel["n"] >= min_transfers)]
+                if curve.empty:
+                    continue
+                drawn = True
+                censored = int(panel.loc[panel["down"] == down, "censored"].sum())
+                label = f"{down} ({censored} censored)" if censored else down
+                sns.lineplot(
+                    data=curve,
+                    x="size_center_bytes",
+                    y="mean_s",
+                    marker="o",
+                    color=palette[down],
+                    label=label,
+                    ax=ax,
+                    markersize=4,
+                )
+                low = curve["ci_low_s"].clip(lower=curve["mean_s"] / 10)
+                ax.errorbar(
+                    curve["size_center_bytes"],
+                    curve["mean_s"],
+                    yerr=[
+                        (curve["mean_s"] - low).fillna(0),
+                        (curve["ci_high_s"] - curve["mean_s"]).fillna(0),
+                    ],
+                    fmt="none",
+                    ecolor=palette[down],
+                    elinewidth=0.8,
+                    capsize=2,
+                )
+                ax.fill_between(
+                    curve["size_center_bytes"],
+                    curve["ci_low_s"].clip(lower=curve["mean_s"] / 10),
+                    curve["ci_high_s"],
+                    color=palette[down],
+                    alpha=0.15,
+                    linewidth=0,
+                )
+            if not drawn:
+                few = not panel.empty and panel["n"].sum() > 0
+                empty = f"fewer than {min_transfers}\ntransfers per size bin" if few else "pending"
+                empty_panel(ax, empty)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlim(edges[0], edges[-1])
+            if not shown.empty:
+                ax.set_ylim(y_low, y_high)
+            ax.tick_params(axis="x", labelsize=7)
+            ax.set_xlabel("transfer size (bytes)")
+            ax.set_ylabel("mean response time (s)" if j == 0 else "")
+            load_text = f", load {load:.0%}" if load is not None else ""
+            ax.set_title(f"upload {up}{load_text}", fontsize=9)
+            if ax.get_legend() is not None:
+                ax.legend(title="download", fontsize=7, title_fontsize=7)
+    for ax in axes.flat:  # 1-2-5 ticks on both log axes, labelled in plain units
+        for axis, limits, label in (
+            (ax.xaxis, ax.get_xlim(), _bytes_label),
+            (ax.yaxis, ax.get_ylim(), lambda v, _=None: f"{v:g}"),
+        ):
+            axis.set_major_locator(FixedLocator(_ticks_125(*limits)))
+            axis.set_major_formatter(FuncFormatter(label))
+            axis.set_minor_formatter(FuncFormatter(lambda *_: ""))
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig
+
+
+def _ticks_125(low: float, high: float) -> list[float]:
+    """1-2-5 sequence of tick positions within [low, high] (log axes)."""
+    ticks = [
+        m * 10.0**k
+        for k in range(int(np.floor(np.log10(low))) - 1, int(np.ceil(np.log10(high))) + 1)
+        for m in (1, 2, 5)
+    ]
+    return [t for t in ticks if low <= t <= high]
+
+
+def trace_panels(
+    ds: xr.Dataset,
+    cells: list[dict[str, str]],
+    rep: int = 0,
+    window_s: float = 60.0,
+    title: str = "",
+) -> Figure:
+    """Queue, window and RTT traces of chosen cells of a figure (the evidence behind it).
+
+    One column per cell (e.g. ``{"up": "NewReno", "down": "NewReno"}``) of repetition
+    ``rep``, over ``window_s`` seconds starting at the end of the warm-up: the queue
+    occupancy of each traced link direction (its buffer drawn dashed), the congestion
+    window of each flow (packets of ``tcp.mss`` bytes) and the RTT of each flow.
+    """
+    start = float(ds.attrs["warmup_s"])
+    span = slice(start, start + window_s)
+    fig, axes = plt.subplots(
+        3,
+        len(cells),
+        figsize=(4.0 * len(cells), 7.0),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    colours = dict(zip(["down", "up"], sns.color_palette("colorblind", 2), strict=True))
+    for j, cell in enumerate(cells):
+        run = ds.sel(**cell, rep=rep).sel(time=span)
+        mss = json.loads(run["run_config"].item())["tcp"]["mss"] if "run_config" in run else None
+        mss_bytes = int(str(mss).rstrip("B")) if mss else 1448
+        for link in [str(v) for v in run["link"].values]:
+            colour = colours.get(link)
+            axes[0, j].plot(
+                run["time"],
+                run["queue_pkts"].sel(link=link),
+                color=colour,
+                label=f"{link} queue",
+                linewidth=0.8,
+            )
+            axes[0, j].axhline(
+                float(run["link_buffer_pkts"].sel(link=link)),
+                color=colour,
+                linestyle="--",
+                linewidth=0.7,
+            )
+        for flow in [str(v) for v in run["flow"].values]:
+            colour = colours.get(flow)
+            axes[1, j].plot(
+                run["time"],
+                run["cwnd_bytes"].sel(flow=flow) / mss_bytes,
+                color=colour,
+                label=f"{flow} cwnd",
+                linewidth=0.8,
+            )
+            axes[2, j].plot(
+                run["time"],
+                run["rtt_s"].sel(flow=flow) * 1000,
+                color=colour,
+                label=f"{flow} RTT",
+                linewidth=0.8,
+            )
+        axes[0, j].set_title(", ".join(f"{k}={v}" for k, v in cell.items()), fontsize=9)
+        axes[0, j].set_ylabel("queue (packets)" if j == 0 else "")
+        axes[1, j].set_ylabel("cwnd (packets)" if j == 0 else "")
+        axes[2, j].set_ylabel("RTT (ms)" if j == 0 else "")
+        axes[2, j].set_xlabel("time (s)")
+        for ax in axes[:, j]:
+            ax.legend(fontsize=7, loc="upper right")
+    if title:
+        fig.suptitle(title, fontsize=11)
+    return fig

@@ -1,0 +1,342 @@
+"""Study D figures (Makassikis 2006): socket-buffer windows, loss models, volumes.
+
+Each function takes the per-cell tables of :mod:`tcprepro.analysis.study_d` (one
+frame, possibly stacked over backends) and the thesis's reference tables; model
+curves are computed from :mod:`tcprepro.models.throughput` with each cell's
+parameters, never hard-coded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+__all__ = ["buffer_model_figure", "buffer_windows_figure", "loss_models_figure", "volume_figure"]
+
+
+_BACKEND_MARKERS = {"ns3": "o", "mininet": "s"}
+_BACKEND_LABELS = {"ns3": "ns-3", "mininet": "emulated (Linux)"}
+_REFERENCE_STYLE = {"color": "0.55", "marker": "x", "linestyle": "none", "markersize": 5}
+
+
+def _size_label(n_bytes: float) -> str:
+    for unit, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:g}{unit}"
+    return f"{n_bytes:g}"
+
+
+def _size_axis(ax: plt.Axes, sizes_bytes: Sequence[float]) -> None:
+    ax.set_xscale("log", base=2)
+    ticks = sorted({float(s) for s in sizes_bytes})
+    if len(ticks) > 9:
+        ticks = ticks[:: int(np.ceil(len(ticks) / 9))]
+    ax.set_xticks(ticks, [_size_label(t) for t in ticks])
+    ax.minorticks_off()
+
+
+def _rtt_label(rtt_s: float) -> str:
+    return f"RTT {rtt_s * 1000:g} ms"
+
+
+def _hollow_flagged(
+    ax: plt.Axes, cells: pd.DataFrame, y: pd.Series, x: pd.Series | None = None
+) -> None:
+    """Draw the runs the fidelity gate flagged (``fidelity_ok == 0``) as white markers."""
+    if "fidelity_ok" not in cells:
+        return
+    flagged = cells["fidelity_ok"] == 0
+    if not flagged.any():
+        return
+    xs = cells["send_buffer_bytes"] if x is None else x
+    ax.plot(xs[flagged], y[flagged], ls="none", marker="o", mfc="white", mec="0.2", ms=5, zorder=5)
+
+
+def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> Figure:
+    """D1: throughput and send window against the send buffer, per RTT and receive buffer.
+
+    Parameters
+    ----------
+    table
+        :func:`tcprepro.analysis.study_d.buffer_table` (one or more backends).
+    thesis_windows
+        The thesis's Tables 3.1-3.3 (``tcprepro.reference.load("makassikis2006_windows")``).
+    """
+    from tcprepro.models.throughput import THESIS_C_E, application_throughput_bps
+
+    rtts = sorted(table["rtt_s"].unique())
+    buffers = sorted(table["recv_buffer_bytes"].unique())
+    palette = dict(zip(buffers, sns.color_palette("deep", len(buffers)), strict=True))
+    fig, axes = plt.subplots(
+        2, len(rtts), figsize=(5.2 * len(rtts), 7.0), squeeze=False, layout="constrained"
+    )
+    for col, rtt in enumerate(rtts):
+        top, bottom = axes[0, col], axes[1, col]
+        at_rtt = table[table["rtt_s"] == rtt]
+        for (backend, br), cells in at_rtt.groupby(["backend", "recv_buffer_bytes"]):
+            cells = cells.sort_values("send_buffer_bytes")
+            label = f"BR {_size_label(br)} ({_BACKEND_LABELS.get(backend, backend)})"
+            style = {"color": palette[br], "marker": _BACKEND_MARKERS.get(backend, "^")}
+            top.plot(cells["send_buffer_bytes"], cells["measured_bps"] / 1e6, label=label, **style)
+            model = application_throughput_bps(
+                cells["send_buffer_bytes"],
+                cells["recv_buffer_bytes"],
+                rtt,
+                cells["c_e"],
+                cells["c_r"],
+                cells["capacity_bps"],
+            )
+            top.plot(cells["send_buffer_bytes"], model / 1e6, color=palette[br], ls="--", lw=1)
+            bottom.plot(cells["send_buffer_bytes"], cells["fe_over_be"], label=label, **style)
+            _hollow_flagged(top, cells, cells["measured_bps"] / 1e6)
+            _hollow_flagged(bottom, cells, cells["fe_over_be"])
+        # a time-scaled emulation meets the thesis's rows at the same BDP (equivalent RTT)
+        thesis_rtt_s = float(at_rtt["thesis_rtt_s"].iloc[0]) if "thesis_rtt_s" in at_rtt else rtt
+        thesis_rtt_ms = thesis_rtt_s * 1000
+        reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], thesis_rtt_ms)]
+        for br_kib, rows in reference.groupby("br_kib"):
+            bottom.plot(
+                rows["be_kib"] * 1024,
+                rows["fe_over_be"].clip(upper=1.45),
+                label=f"thesis, BR {_size_label(br_kib * 1024)} (Linux 2.6.12)",
+                **_REFERENCE_STYLE,
+            )
+        bottom.axhline(THESIS_C_E, color="0.55", lw=0.8, ls=":")
+        bottom.text(
+            table["send_buffer_bytes"].min(), THESIS_C_E + 0.02, "thesis C_e = 0.55", fontsize=7
+        )
+        capacity = float(at_rtt["capacity_bps"].max())
+        top.axhline(capacity / 1e6, color="0.3", lw=0.8, ls=":")
+        top.set_yscale("log")
+        top.set_ylabel("throughput (Mb/s)")
+        top.set_title(f"{_rtt_label(rtt)}; dashed: model, dotted: link capacity", fontsize=9)
+        bottom.set_ylim(0, 1.5)
+        bottom.set_ylabel("mean send window FE / BE")
+        bottom.set_xlabel("send buffer BE (bytes)")
+        for ax in (top, bottom):
+            _size_axis(ax, table["send_buffer_bytes"])
+            ax.grid(alpha=0.3)
+        bottom.legend(fontsize=7, loc="lower left")
+    axes[0, 0].legend(fontsize=7, loc="upper left")
+    return fig
+
+
+def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) -> Figure:
+    """D2: measured against predicted throughput of the buffer-limited cells, and the error.
+
+    Parameters
+    ----------
+    table
+        :func:`tcprepro.analysis.study_d.buffer_table` (one or more backends).
+    thesis_throughput
+        The thesis's Tables 3.4-3.5 (``reference.load("makassikis2006_throughput")``).
+    """
+    limited = table[table["buffer_limited"]]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.6), layout="constrained")
+    groups = sorted(set(zip(limited["rtt_s"], limited["recv_buffer_bytes"], strict=True)))
+    palette = dict(zip(groups, sns.color_palette("deep", len(groups)), strict=True))
+    for (backend, rtt, br), cells in limited.groupby(["backend", "rtt_s", "recv_buffer_bytes"]):
+        cells = cells.sort_values("send_buffer_bytes")
+        style = {"color": palette[(rtt, br)], "marker": _BACKEND_MARKERS.get(backend, "^")}
+        label = f"{_rtt_label(rtt)}, BR {_size_label(br)} ({_BACKEND_LABELS.get(backend, backend)})"
+        left.plot(
+            cells["predicted_bps"] / 1e6,
+            cells["measured_bps"] / 1e6,
+            ls="none",
+            label=label,
+            **style,
+        )
+        right.plot(cells["send_buffer_bytes"], cells["error_pct"], label=label, **style)
+        _hollow_flagged(left, cells, cells["measured_bps"] / 1e6, cells["predicted_bps"] / 1e6)
+        _hollow_flagged(right, cells, cells["error_pct"])
+    left.plot(
+        thesis_throughput["dp_mbps"],
+        thesis_throughput["dm_mbps"],
+        label="thesis",
+        **_REFERENCE_STYLE,
+    )
+    right.plot(
+        thesis_throughput["be_kib"] * 1024,
+        thesis_throughput["err_pct"],
+        label="thesis (Linux 2.6.12)",
+        **_REFERENCE_STYLE,
+    )
+    finite = np.concatenate(
+        [
+            limited["predicted_bps"] / 1e6,
+            limited["measured_bps"] / 1e6,
+            thesis_throughput["dp_mbps"],
+        ]
+    )
+    low, high = float(np.nanmin(finite)) / 1.5, float(np.nanmax(finite)) * 1.5
+    line = np.array([low, high])
+    left.plot(line, line, color="0.2", lw=0.8)
+    left.fill_between(line, line / 1.3, line / 0.7, color="0.85", zorder=0, label="±30 %")
+    left.set(xscale="log", yscale="log", xlim=(low, high), ylim=(low, high))
+    left.set_xlabel("predicted min(BE C_e, BR C_r) / RTT (Mb/s)")
+    left.set_ylabel("measured (Mb/s)")
+    left.legend(fontsize=7)
+    right.axhspan(-30, 30, color="0.9", zorder=0)
+    right.axhline(0, color="0.2", lw=0.8)
+    _size_axis(
+        right, np.concatenate([limited["send_buffer_bytes"], thesis_throughput["be_kib"] * 1024])
+    )
+    right.set_xlabel("send buffer BE (bytes)")
+    right.set_ylabel("relative error (D_p - D_m) / D_m (%)")
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+    return fig
+
+
+def loss_models_figure(table: pd.DataFrame) -> Figure:
+    """D3: throughput against the loss rate with the Mathis and Padhye curves.
+
+    One column per (SACK, b) combination; rows: throughput with both models
+    (drawn over a fine grid of p from each RTT's parameters), measured over
+    predicted, and the share of time spent waiting for timeouts.
+
+    Parameters
+    ----------
+    table
+        :func:`tcprepro.analysis.study_d.loss_table`.
+    """
+    from tcprepro.models.throughput import mathis_throughput_bps, padhye_throughput_bps
+
+    pairs = zip(table["sack"], table["acked_per_ack"], strict=True)
+    combos = sorted({(bool(s), int(b)) for s, b in pairs}, key=lambda c: (not c[0], c[1]))
+    rtts = sorted(table["rtt_s"].unique())
+    palette = dict(zip(rtts, sns.color_palette("viridis", len(rtts)), strict=True))
+    fig, axes = plt.subplots(
+        3,
+        len(combos),
+        figsize=(3.7 * len(combos) + 0.8, 9.0),
+        sharex=True,
+        squeeze=False,
+        layout="constrained",
+        gridspec_kw={"height_ratios": [2.2, 1.2, 1.0]},
+    )
+    p_grid = np.logspace(
+        np.log10(table["loss_rate"].min()) - 0.2, np.log10(table["loss_rate"].max()) + 0.1, 120
+    )
+    for col, (sack, b) in enumerate(combos):
+        top, ratio, share = axes[:, col]
+        cells = table[(table["sack"] == sack) & (table["acked_per_ack"] == b)]
+        for (backend, rtt), rows in cells.groupby(["backend", "rtt_s"]):
+            rows = rows.sort_values("loss_rate")
+            colour = palette[rtt]
+            marker = _BACKEND_MARKERS.get(backend, "^")
+            first = rows.iloc[0]
+            t0 = max(float(first["min_rto_s"]), rtt)
+            mathis = mathis_throughput_bps(first["mss_bytes"], rtt, p_grid, acked_per_ack=b)
+            padhye = padhye_throughput_bps(
+                first["mss_bytes"], rtt, p_grid, t0, first["w_m_pkts"], b
+            )
+            top.plot(p_grid, mathis / 1e6, color=colour, ls="--", lw=1)
+            top.plot(p_grid, padhye / 1e6, color=colour, ls="-", lw=1)
+            top.errorbar(
+                rows["loss_rate"],
+                rows["measured_bps"] / 1e6,
+                yerr=rows["measured_bps_std"].fillna(0) / 1e6,
+                color=colour,
+                marker=marker,
+                ls="none",
+                capsize=2,
+                label=f"{_rtt_label(rtt)} ({_BACKEND_LABELS.get(backend, backend)})",
+            )
+            ratio.plot(
+                rows["loss_rate"],
+                rows["mathis_ratio"],
+                color=colour,
+                marker=marker,
+                mfc="none",
+                ls="--",
+                lw=0.8,
+            )
+            ratio.plot(
+                rows["loss_rate"], rows["padhye_ratio"], color=colour, marker=marker, ls="-", lw=0.8
+            )
+            share.plot(
+                rows["loss_rate"], rows["timeout_share"] * 100, color=colour, marker=marker, lw=0.8
+            )
+        top.set(xscale="log", yscale="log")
+        top.set_title(f"SACK {'on' if sack else 'off'}, b = {b}", fontsize=10)
+        ratio.set_yscale("log")
+        ratio.axhspan(0.7, 1.3, color="0.9", zorder=0)
+        ratio.axhline(1.0, color="0.3", lw=0.8)
+        share.set_ylim(0, 100)
+        share.set_xlabel("packet loss probability p")
+        for ax in (top, ratio, share):
+            ax.grid(alpha=0.3, which="both")
+    axes[0, 0].set_ylabel("throughput (Mb/s)\nMathis dashed, Padhye solid")
+    axes[1, 0].set_ylabel("measured / model\n(open: Mathis, filled: Padhye)")
+    axes[2, 0].set_ylabel("time waiting for\nRTOs (%, lower bound)")
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+    return fig
+
+
+def volume_figure(
+    table: pd.DataFrame, reliable: pd.DataFrame, thesis_volumes: pd.DataFrame
+) -> Figure:
+    """D4: throughput of one transfer against its volume, with the slow-start model.
+
+    Parameters
+    ----------
+    table
+        :func:`tcprepro.analysis.study_d.volume_table`.
+    reliable
+        :func:`tcprepro.analysis.study_d.reliable_volumes` of that table.
+    thesis_volumes
+        The thesis's Table 2.3 (``reference.load("makassikis2006_volumes")``).
+    """
+    buffers = sorted(table["recv_buffer_bytes"].unique())
+    palette = dict(zip(buffers, sns.color_palette("deep", len(buffers)), strict=True))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6), layout="constrained")
+    for (backend, br), rows in table.groupby(["backend", "recv_buffer_bytes"]):
+        rows = rows.sort_values("size_bytes")
+        colour = palette[br]
+        marker = _BACKEND_MARKERS.get(backend, "^")
+        label = f"window {_size_label(br)} ({_BACKEND_LABELS.get(backend, backend)})"
+        left.plot(
+            rows["size_bytes"], rows["measured_bps"] / 1e6, color=colour, marker=marker, label=label
+        )
+        left.plot(rows["size_bytes"], rows["model_bps"] / 1e6, color=colour, ls=":", lw=1.2)
+        reference = float(rows["measured_bps"].iloc[-1])
+        right.plot(
+            rows["size_bytes"],
+            rows["measured_bps"] / reference,
+            color=colour,
+            marker=marker,
+            label=label,
+        )
+        mark = reliable[(reliable["backend"] == backend) & (reliable["recv_buffer_bytes"] == br)]
+        if len(mark) and np.isfinite(mark["reliable_from_bytes"].iloc[0]):
+            volume = float(mark["reliable_from_bytes"].iloc[0])
+            for ax in (left, right):
+                ax.axvline(volume, color=colour, lw=0.8, ls="-.")
+    left.plot(
+        thesis_volumes["volume_kib"] * 1024,
+        thesis_volumes["iperfs_mbps"],
+        label="thesis, iperf server (Table 2.3)",
+        **_REFERENCE_STYLE,
+    )
+    right.plot(
+        thesis_volumes["volume_kib"] * 1024,
+        thesis_volumes["iperfs_mbps"] / thesis_volumes["iperfs_mbps"].iloc[-1],
+        label="thesis, iperf server",
+        **_REFERENCE_STYLE,
+    )
+    right.axhspan(0.9, 1.1, color="0.9", zorder=0)
+    left.set_yscale("log")
+    left.set_ylabel("throughput (Mb/s); dotted: slow-start model")
+    right.set_ylabel("throughput / throughput of the largest volume")
+    for ax in (left, right):
+        _size_axis(ax, np.concatenate([table["size_bytes"], thesis_volumes["volume_kib"] * 1024]))
+        ax.set_xlabel("volume (bytes)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    return fig
