@@ -54,8 +54,31 @@ def repo_root() -> Path:
     return ROOT
 
 
+#: whether the host kernel has sch_netem, checked once per session (None: not checked yet)
+_NETEM: Any = None
+
+
+def _netem() -> Any:
+    """The doctor's netem check (a throw-away namespace), run once and cached."""
+    global _NETEM
+    if _NETEM is None:
+        from tcprepro.doctor import netem_available
+
+        _NETEM = netem_available()
+    return _NETEM
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("needs_root") and os.geteuid() != 0:
         pytest.skip("missing capability: root (run the tests as root)")
-    if item.get_closest_marker("needs_latex") and not shutil.which("latexmk"):
-        pytest.skip("missing capability: latexmk (apt-get install latexmk)")
+    if item.get_closest_marker("needs_latex"):
+        missing = [tool for tool in ("latexmk", "pdflatex") if not shutil.which(tool)]
+        if missing:
+            pytest.skip(
+                f"missing capability: {', '.join(missing)} "
+                "(apt-get install latexmk texlive-latex-recommended)"
+            )
+    if item.get_closest_marker("needs_netem"):
+        netem = _netem()
+        if not netem.ok:
+            pytest.skip(f"missing capability: netem ({netem.detail}; {netem.fix})")

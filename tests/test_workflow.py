@@ -130,6 +130,7 @@ def smoke_run(tmp_path_factory):
     return workdir, result
 
 
+@pytest.mark.needs_latex
 def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     workdir, result = smoke_run
     assert "simulations to run" in result.stdout + result.stderr  # plan printed before running
@@ -159,6 +160,7 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     assert "pending" in tex
 
 
+@pytest.mark.needs_latex
 def test_smoke_run_draws_study_d_with_its_tables_and_claims(smoke_run):
     workdir, _ = smoke_run
     for figure in ("D1", "D2", "D3", "D4"):
@@ -183,6 +185,7 @@ def test_smoke_run_draws_study_d_with_its_tables_and_claims(smoke_run):
         assert claim in claims
 
 
+@pytest.mark.needs_latex
 def test_smoke_run_draws_study_b_from_a_tiny_phi_sweep(smoke_run):
     workdir, _ = smoke_run
     for figure in [f"B5.{i}" for i in range(1, 21)]:
@@ -201,6 +204,7 @@ def test_smoke_run_draws_study_b_from_a_tiny_phi_sweep(smoke_run):
         assert claim in claims
 
 
+@pytest.mark.needs_latex
 def test_smoke_run_draws_study_c_with_its_table_and_claims(smoke_run):
     workdir, _ = smoke_run
     for figure in ("C1", "C3.1", "C3.2", "C3.3", "C3.4", "C3.5", "C3.6"):
@@ -219,6 +223,7 @@ def test_smoke_run_draws_study_c_with_its_table_and_claims(smoke_run):
         assert claim in claims
 
 
+@pytest.mark.needs_latex
 def test_smoke_c1_second_yeah_flow_catches_up_with_the_first(smoke_run):
     """Issue 6: in the tiny C1 run, the later YeAH flow's window comes within a factor 2 of
     the first's (5-s means) before the end, and YeAH's count_reno is sampled through the
@@ -234,12 +239,14 @@ def test_smoke_c1_second_yeah_flow_catches_up_with_the_first(smoke_run):
     assert str(run["flow_cc_type"].sel(flow="f1").values) == "ns3::TcpYeahPaper"
 
 
+@pytest.mark.needs_latex
 def test_rerun_with_nothing_changed_runs_nothing(smoke_run):
     workdir, _ = smoke_run
     result = snakemake(workdir, "--profile", "workflow/profiles/smoke", "-n", "--cores", "2")
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
+@pytest.mark.needs_latex
 def test_a_change_reruns_only_what_it_touches(smoke_run):
     workdir, _ = smoke_run
     scenario = workdir / "workflow/scenarios/A2.yaml"
