@@ -1,6 +1,7 @@
 import copy
 
 import pandas as pd
+import pytest
 import yaml
 
 from conftest import ROOT
@@ -26,8 +27,40 @@ def test_paper_body_includes_figures_and_tables_by_declared_output():
     assert "paper/generated/A2.tex" in config.paper_files("table")
     assert "paper/generated/A1.tex" not in config.paper_files("table")
     assert "paper/figures/A2.pdf" in config.paper_files("figure")
-    body = _body(config, ["A1", "A2"], "figures", "generated")
+    body = _body(config, ["A1", "A2"], "figures", "generated", "smoke")
     assert r"\includegraphics[width=\linewidth]{figures/A1.pdf}" in body
     assert r"\input{generated/A2.tex}" in body
     assert r"\input{generated/A1.tex}" not in body
     assert r"\input{generated/claims_A.tex}" in body
+
+
+def test_caption_and_title_quote_the_scenario_not_typed_numbers(tmp_path):
+    """An uplink buffer of 77 packets makes the A1 caption and title say 77."""
+    import xarray as xr
+
+    from tcprepro.figures.study_a import title
+    from tcprepro.scenario_io import load_scenario
+
+    data = copy.deepcopy(yaml.safe_load((ROOT / "workflow/config.yaml").read_text()))
+    scenario = yaml.safe_load((ROOT / "workflow/scenarios/A1.yaml").read_text())
+    scenario["topology"]["uplink"]["buffer_pkts"] = 77
+    path = tmp_path / "A1.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    data["figures"]["A1"]["scenario"] = str(path)
+    caption = WorkflowConfig(data).caption("A1", "smoke")
+    assert "(77 packets)" in caption
+    assert "40 packets" not in caption
+    assert "[[" not in caption
+    ds = xr.Dataset(attrs={"config": load_scenario(path).to_json()})
+    assert title(ds, "A1") == "A1: uplink buffer 77 packets, 10/2 Mb/s"
+
+
+def test_a_caption_naming_a_field_the_scenario_lacks_is_refused():
+    from tcprepro.errors import ConfigError
+    from tcprepro.quoting import fill
+    from tcprepro.scenario_io import load_scenario
+
+    scenario = load_scenario(ROOT / "workflow/scenarios/A1.yaml")
+    assert fill("[[topology.downlink.rate|rate]], [[duration|s]]", scenario).startswith("10~Mb/s")
+    with pytest.raises(ConfigError, match="topology.uplink.colour"):
+        fill("[[topology.uplink.colour]]", scenario)

@@ -146,7 +146,9 @@ def _provenance(combined: Mapping[str, xr.Dataset]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _body(config: WorkflowConfig, figures: list[str], figure_dir: str, claims_dir: str) -> str:
+def _body(
+    config: WorkflowConfig, figures: list[str], figure_dir: str, claims_dir: str, tier: str
+) -> str:
     out = []
     for study in config.studies():
         study_figures = [f for f in config.figures_of(study) if f in figures]
@@ -155,7 +157,7 @@ def _body(config: WorkflowConfig, figures: list[str], figure_dir: str, claims_di
         title = config.data["studies"][study]["title"]
         out.append(rf"\section{{Study {tex(study)}: {tex(title)}}}")
         for figure in study_figures:
-            caption = config.figure(figure)["caption"]
+            caption = config.caption(figure, tier)
             if "figure" in config.outputs(figure):
                 out += [
                     r"\begin{figure}[!htbp]",
@@ -225,7 +227,7 @@ def write_paper_inputs(
     }
     written = []
     for name, text in {
-        "body.tex": _body(config, figures, figure_dir, claims_dir),
+        "body.tex": _body(config, figures, figure_dir, claims_dir, tier),
         "parameters.tex": _parameters(config, tier, figures),
         "deviations.tex": _deviations(config, tier, figures),
         "provenance.tex": _provenance(combined),

@@ -4,6 +4,6 @@ Figures and claim checks read these functions; they never compute a number of
 their own. :mod:`tcprepro.metrics` holds the measurements every study shares.
 """
 
-from tcprepro.analysis import crosscheck, study_a, study_b, study_c, study_d
+from tcprepro.analysis import common, crosscheck, study_a, study_b, study_c, study_d
 
-__all__ = ["crosscheck", "study_a", "study_b", "study_c", "study_d"]
+__all__ = ["common", "crosscheck", "study_a", "study_b", "study_c", "study_d"]

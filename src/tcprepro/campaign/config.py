@@ -23,7 +23,9 @@ import yaml
 
 from tcprepro.campaign.runs import Run, _paths, cell_name, pending_reason
 from tcprepro.errors import ConfigError
-from tcprepro.scenario_io import Override
+from tcprepro.quoting import fill
+from tcprepro.scenario import Scenario
+from tcprepro.scenario_io import Override, load_scenario
 
 __all__ = ["TIERS", "WorkflowConfig", "load_workflow_config", "validate_workflow_config"]
 
@@ -235,6 +237,29 @@ class WorkflowConfig:
             if candidate.cell == cell and candidate.rep == rep:
                 return candidate
         raise ConfigError(f"{figure} has no run {cell}/rep{rep} in tier {tier or self.tier}")
+
+    def figure_scenario(self, figure: str, tier: str | None = None) -> Scenario:
+        """The scenario a figure's runs share in a tier (what its caption quotes).
+
+        That of its first run (a data view: of the figure it draws); without runs, its
+        scenario file with the figure's and the tier's ``set``.
+        """
+        source = self.source(figure)
+        backends = self.backends(source)
+        runs = [run for backend in backends for run in self.runs(source, tier, backend)]
+        if runs:
+            return runs[0].scenario()
+        block = self.figure(source)
+        settings = self.tier_settings(source, tier)
+        overrides = [*block.get("set", {}).items(), *settings.get("set", {}).items()]
+        return load_scenario(block["scenario"], overrides)
+
+    def caption(self, figure: str, tier: str | None = None) -> str:
+        """A figure's caption, its ``[[path]]`` quotes filled from :meth:`figure_scenario`."""
+        template = str(self.figure(figure).get("caption", ""))
+        if "[[" not in template:
+            return template
+        return fill(template, self.figure_scenario(figure, tier))
 
     def scenario_files(self, figure: str) -> list[str]:
         """The figure's scenario file and every ``base:`` file under it."""

@@ -17,9 +17,10 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from tcprepro import metrics
+from tcprepro.analysis.common import first_scenario
 from tcprepro.figures.common import empty_panel
 
-__all__ = ["response_time_curves", "trace_panels", "utilisation_grid"]
+__all__ = ["response_time_curves", "title", "trace_panels", "utilisation_grid"]
 
 _DIRECTION_LABELS = {"up": "Up", "down": "Down"}
 
@@ -325,3 +326,17 @@ def trace_panels(
     if title:
         fig.suptitle(title, fontsize=11)
     return fig
+
+
+def title(ds: xr.Dataset, figure_id: str) -> str:
+    """A study-A figure's title from its data: uplink buffer and the two link rates.
+
+    E.g. ``A1: uplink buffer 40 packets, 10/2 Mb/s``, read from the resolved scenario the
+    runs carry, so a changed scenario changes the title.
+    """
+    topo = first_scenario(ds).topology
+    down_mbps, up_mbps = topo.downlink.rate / 1e6, topo.uplink.rate / 1e6
+    return (
+        f"{figure_id}: uplink buffer {topo.uplink.buffer_pkts} packets, "
+        f"{down_mbps:g}/{up_mbps:g} Mb/s"
+    )
