@@ -16,10 +16,13 @@ from pathlib import Path
 
 import xarray as xr
 
+from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig
 from tcprepro.latex import atomic_write as _write
 from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
+from tcprepro.scenario_io import load_scenario
+from tcprepro.topology import build_plan, flow_path
 from tcprepro.units import format_rate
 
 __all__ = ["write_paper_inputs"]
@@ -183,6 +186,37 @@ def _body(
     return "\n".join(out) + "\n"
 
 
+def _rtts_text(config: WorkflowConfig, figure: str) -> str:
+    """The RTTs of a figure's ``delay`` sweep (the paper tier's values), e.g. ``4 and 12 ms``."""
+    block = config.figure(figure)
+    path = block["sweep"]["delay"]["path"]
+    rtts_ms = []
+    for delay in config.sweep_values(figure, "paper")["delay"]:
+        scenario = load_scenario(block["scenario"], [(path, delay)])
+        plan = build_plan(scenario, 0)
+        rtts_ms.append(flow_path(plan, plan.flows[0]).rtt_s * 1000)
+    return " and ".join(f"{rtt:g}" for rtt in rtts_ms) + " ms"
+
+
+def _quoted_parameters(config: WorkflowConfig) -> dict[str, str]:
+    """Parameters the prose quotes (paper/tcprepro.tex), read from the scenarios.
+
+    Study D's emulated twin D1.1 is D1 scaled in time: its rate, its RTTs next to D1's,
+    and the factor between the two rates.
+    """
+    if not {"D1", "D1.1"} <= set(config.figures):
+        return {}
+    rate = config.figure_scenario("D1", "paper").topology.bottleneck.rate
+    emulated = config.figure_scenario("D1.1", "paper").topology.bottleneck.rate
+    return {
+        "dRate": format_rate(rate),
+        "dEmuRate": format_rate(emulated),
+        "dEmuTimeScale": f"{rate / emulated:g}",
+        "dRtts": _rtts_text(config, "D1"),
+        "dEmuRtts": _rtts_text(config, "D1.1"),
+    }
+
+
 def write_paper_inputs(
     config: WorkflowConfig,
     tier: str,
@@ -224,6 +258,8 @@ def write_paper_inputs(
         "simHours": f"{sim_seconds / 3600:.1f}",
         "nPendingCells": str(sum(len(v) for v in pending.values())),
         "emulation": emulation_note or "emulation not considered in this build",
+        "nsVersion": provenance.ns3_version(),
+        **_quoted_parameters(config),
     }
     written = []
     for name, text in {

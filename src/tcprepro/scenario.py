@@ -1,4 +1,4 @@
-"""Scenario configuration: the YAML schema, its validation and its resolution.
+"""The scenario model: what a scenario is, validated, typed and in SI units.
 
 This module owns what a scenario *is*: a topology (links with rate, one-way
 delay, buffer in packets and queue discipline per direction), TCP flows
