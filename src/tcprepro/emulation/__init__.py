@@ -18,7 +18,12 @@ themselves, links connect nodes):
   kernel (qdiscs, congestion controls), which route (native or VM) this host
   takes, and refuses up front with one message listing what is missing.
 - :mod:`~tcprepro.emulation.backend` runs one repetition: capability checks,
-  topology, probes, iperf3 flows, sampling, teardown (always), dataset.
+  topology, probes, iperf3 flows, sampling, teardown (always), dataset. Its
+  parts: :mod:`~tcprepro.emulation.network` (the Mininet network of the run,
+  always torn down), :mod:`~tcprepro.emulation.probe` (the rate and RTT probes
+  before the run), :mod:`~tcprepro.emulation.iperf` (the traffic tool's command
+  lines and reports) and :mod:`~tcprepro.emulation.traces` (the samplers' output
+  read back as arrays).
 - :mod:`~tcprepro.emulation.vm` is the full-kernel VM route (virtme-ng, QEMU
   KVM or TCG): one boot per batch of runs; :mod:`~tcprepro.emulation.guest`
   is what runs inside it.

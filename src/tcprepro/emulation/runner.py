@@ -32,7 +32,7 @@ class EmulationJob:
     rep: int
     output: Path
     attrs: dict[str, Any] = field(default_factory=dict)
-    #: iperf3, or iperf2 for separate send and receive buffers (see the backend)
+    #: iperf3, or iperf2 for separate send and receive buffers (see tcprepro.emulation.iperf)
     tool: str = "iperf3"
 
 
