@@ -22,13 +22,11 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tcprepro.emulation.topo import NetworkFacts
 from tcprepro.scenario import TcpSettings
 from tcprepro.variants import get_variant
-
-if TYPE_CHECKING:
-    from tcprepro.emulation.network import Emulation
 
 __all__ = [
     "CLIENT_PORT",
@@ -71,7 +69,7 @@ def flow_ports(index: int) -> tuple[int, int]:
     return SERVER_PORT + index, CLIENT_PORT + index
 
 
-def client_argv(emu: Emulation, index: int) -> list[str]:
+def client_argv(emu: NetworkFacts, index: int) -> list[str]:
     """The client command of flow ``index``, run on its source at the flow's start."""
     flow = emu.plan.flows[index]
     port, cport = flow_ports(index)
@@ -119,7 +117,7 @@ def client_argv(emu: Emulation, index: int) -> list[str]:
     return argv
 
 
-def server_argv(emu: Emulation, index: int) -> list[str]:
+def server_argv(emu: NetworkFacts, index: int) -> list[str]:
     """The server command of flow ``index``, started on its destination before the run."""
     port, _ = flow_ports(index)
     if emu.tool == "iperf2":

@@ -16,18 +16,15 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from tcprepro.emulation import linux
 from tcprepro.emulation.iperf import IPERF3_COOKIE_BYTES, flow_ports
-from tcprepro.emulation.topo import Addressing
+from tcprepro.emulation.topo import Addressing, NetworkFacts
 from tcprepro.scenario import Scenario
 from tcprepro.topology import NetworkPlan
-
-if TYPE_CHECKING:
-    from tcprepro.emulation.network import Emulation
 
 __all__ = [
     "View",
@@ -39,7 +36,7 @@ __all__ = [
 ]
 
 
-def sampler_plan(emu: Emulation) -> dict[str, dict[str, Any]]:
+def sampler_plan(emu: NetworkFacts) -> dict[str, dict[str, Any]]:
     """Per node: whether it samples sockets, and which interfaces' qdiscs."""
     plan: dict[str, dict[str, Any]] = {}
     for flow in emu.plan.flows:
@@ -77,7 +74,7 @@ def _ffill(values: np.ndarray) -> np.ndarray:
 
 
 def flow_series(
-    emu: Emulation, samples: dict[str, list], count: int
+    emu: NetworkFacts, samples: dict[str, list], count: int
 ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Per-flow series (sample x flow) from ``ss`` on each flow's two ends.
 
@@ -169,7 +166,7 @@ def flow_series(
 
 
 def link_series(
-    emu: Emulation, samples: dict[str, list], count: int
+    emu: NetworkFacts, samples: dict[str, list], count: int
 ) -> tuple[list[str], dict[str, np.ndarray]]:
     """Traced link directions and their series (sample x link) from ``tc`` on each egress."""
     names: list[str] = []
