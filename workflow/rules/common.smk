@@ -79,5 +79,11 @@ def emulated_cache_keys(wildcards):
     return sorted(emulated_run_cache_key(run, EMULATION.route, tool) for run in runs)
 
 
+def plan_cores():
+    """Cores the plan divides the work by: --cores here; on a cluster (no --cores), --jobs."""
+    settings = workflow.resource_settings
+    return settings.cores or settings.nodes or 1
+
+
 onstart:
-    print(plan_report(WORKFLOW, TIER, workflow.cores))
+    print(plan_report(WORKFLOW, TIER, plan_cores()))
