@@ -31,9 +31,7 @@ WHERE_AND_WHEN = ("run_created", "run_host", "run_kernel")
 def cluster():
     lacking = slurm_cluster.missing()
     if lacking:
-        pytest.skip(
-            f"missing capability: {', '.join(lacking)} (make test installs them: APT_TEST)"
-        )
+        pytest.skip(f"missing capability: {', '.join(lacking)} (make test installs them: APT_TEST)")
     if os.geteuid() != 0:
         pytest.skip("missing capability: root (slurmd launches the jobs; run the tests as root)")
     with slurm_cluster.start() as running:

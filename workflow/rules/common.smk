@@ -8,6 +8,7 @@ from snakemake.utils import validate
 from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
+from tcprepro.campaign.bundle import RECORD as BUNDLE_RECORD
 
 validate(config, "../schemas/config.schema.yaml")
 WORKFLOW = WorkflowConfig(config)
@@ -70,6 +71,11 @@ def study_combined(wildcards):
 def paper_files(kind):
     """Figure PDFs (kind "figure") or tables ("table") of the paper, skipped figures aside."""
     return [path for path in WORKFLOW.paper_files(kind) if Path(path).stem in FIGURES]
+
+
+def bundle_record(wildcards):
+    """The record of an imported trace bundle, when there is one (tcprepro bundle import)."""
+    return [str(BUNDLE_RECORD)] if BUNDLE_RECORD.exists() else []
 
 
 def emulated_cache_keys(wildcards):
