@@ -155,8 +155,8 @@ def _source_text(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] |
         f"by host {machine.get('host', '?')} ({machine.get('cpu', '?')}, "
         f"{machine.get('cores', '?')} cores) from tcprepro "
         f"{source.get('software', {}).get('tcprepro', '?')} and ns-3 "
-        f"{source.get('software', {}).get('ns3', '?')}; "
-        + (f"{runs - bundled} were simulated here. " if runs > bundled else "")
+        f"{source.get('software', {}).get('ns3', '?')}"
+        + (f"; {runs - bundled} were simulated here. " if runs > bundled else ". ")
     )
     verify = source.get("verify")
     if not verify:
