@@ -263,8 +263,8 @@ def test_import_of_a_damaged_bundle_exits_2_names_it_and_leaves_data_untouched(
         path = plain
         scenario = fresh / "workflow/scenarios/D3.yaml"
         text = scenario.read_text()
-        assert "seed:" not in text
-        scenario.write_text(text + "seed: 99\n")
+        assert text.count("\nseed: 1\n") == 1
+        scenario.write_text(text.replace("\nseed: 1\n", "\nseed: 99\n"))
         expected = "scenario changed (seed: 1 -> 99)"
     before = snapshot(fresh / "data")
     result = tcprepro(fresh, "bundle", "import", str(path))
@@ -296,7 +296,8 @@ def test_import_replaces_stale_local_runs_and_the_records_that_would_rerun_them(
     smoke = ("--profile", "workflow/profiles/smoke", "--cores", "2")
     scenario = fresh / "workflow/scenarios/D3.yaml"
     original = scenario.read_text()
-    scenario.write_text(original + "seed: 99\n")
+    assert original.count("\nseed: 1\n") == 1
+    scenario.write_text(original.replace("\nseed: 1\n", "\nseed: 99\n"))
     snakemake(fresh, *smoke, "data/combined/D3.nc")
     scenario.write_text(original)
     # D3's runs here carry another cache key, and Snakemake's records of them say so

@@ -108,6 +108,8 @@ def test_smoke_tier_of_d1_runs_as_slurm_jobs_and_matches_a_local_run(cluster, tm
     snakemake(local, "--profile", "workflow/profiles/smoke", "--cores", "2", *TARGETS)
     local_wall = time.monotonic() - started
     print(f"D1 smoke tier: SLURM {slurm_wall:.0f} s, local {local_wall:.0f} s wall")
+    for job in jobs:
+        print("sacct:", "|".join(job.values()))
 
     for run in runs:
         there, here = open_dataset(on_slurm / run.path), open_dataset(local / run.path)

@@ -39,6 +39,7 @@ deterministic simulation, and cannot be re-checked bit for bit.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as dt
 import hashlib
@@ -660,6 +661,17 @@ def _move(source: Path, target: Path) -> bool:
     return existed
 
 
+def _metadata_record(metadata: Path, path: str) -> Path:
+    """Where Snakemake keeps its record of ``path`` (snakemake.persistence, Snakemake 8-9).
+
+    The URL-safe base64 of the path, cut into file names of at most 254 characters, all
+    but the last prefixed with ``@``.
+    """
+    name = base64.urlsafe_b64encode(path.encode()).decode()
+    parts = [name[i : i + 254] for i in range(0, len(name), 254)]
+    return metadata.joinpath(*["@" + part for part in parts[:-1]], parts[-1])
+
+
 def _forget_snakemake_records(workdir: Path, paths: Sequence[str], tier: str) -> None:
     """Drop Snakemake's records of earlier local jobs that made ``paths``.
 
@@ -668,13 +680,15 @@ def _forget_snakemake_records(workdir: Path, paths: Sequence[str], tier: str) ->
     another key would then be rerun over the imported dataset (the ``params`` trigger).
     ``snakemake --cleanup-metadata`` forgets them.
     """
-    if not (workdir / ".snakemake" / "metadata").is_dir():
+    metadata = workdir / ".snakemake" / "metadata"
+    recorded = [path for path in paths if _metadata_record(metadata, path).exists()]
+    if not recorded:  # (Snakemake refuses to clean a file it has no record of)
         return
     snakemake = Path(sys.executable).parent / "snakemake"
     cmd = [
         str(snakemake if snakemake.exists() else "snakemake"),
         "--cleanup-metadata",
-        *paths,
+        *recorded,
         "--config",
         f"tier={tier}",
         "emulation=exclude",
