@@ -36,7 +36,13 @@ SNAKEMAKE_CONFIG := $(if $(EMULATION),--config tier=$(PROFILE) emulation=$(EMULA
 APT_EMULATION := iproute2 mininet iperf3 iperf ethtool iputils-ping qemu-system-x86 \
                  busybox-static linux-image-amd64
 APT_FIGURES := g++ make git latexmk texlive-latex-base texlive-latex-recommended $(APT_EMULATION)
-APT_TEST := $(APT_FIGURES)
+# The SLURM test (tests/test_slurm.py) runs a one-node cluster on this machine: munge,
+# slurmctld, slurmd, the client commands, and slurmdbd with a private MariaDB (sacct needs
+# the accounting database). The test starts its own daemons with their own configuration
+# in a temporary folder, and stops them.
+APT_SLURM := munge slurmctld slurmd slurm-client slurmdbd mariadb-server-core \
+             mariadb-client-core
+APT_TEST := $(APT_FIGURES) $(APT_SLURM)
 
 export PATH := $(abspath $(BIN)):$(PATH)
 

@@ -1,6 +1,7 @@
 """Workflow-config semantics: per-figure tiers, figures drawn from another's runs, estimates."""
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -89,3 +90,60 @@ def test_cache_keys_of_a_few_runs_are_stable(config_data, figure, tier, cell, ke
     config = validate_workflow_config(config_data, SCHEMA)
     run = config.run(figure, cell, 0, tier)
     assert run.scenario().cache_key(run.rep, "ns3", {"pinned": "1"}) == key
+
+
+def test_makespan_puts_the_longest_jobs_first_on_the_free_cores():
+    from tcprepro.campaign.plan import makespan_s
+
+    assert makespan_s([10, 10, 10, 30], 1) == 60
+    assert makespan_s([10, 10, 10, 30], 2) == 30
+    assert makespan_s([10, 10, 10, 30], 100) == 30  # the longest job bounds it
+    assert makespan_s([], 4) == 0
+
+
+def test_the_budget_carries_the_measured_rate_of_each_study(config_data):
+    from tcprepro.campaign.plan import MEASURED_QUICK, _measured_runs, study_budgets
+
+    config = WorkflowConfig(config_data)
+    # on the runs that were measured, the calibrated core time is the measured wall time
+    for study, measured in MEASURED_QUICK.items():
+        runs = _measured_runs(config, study)
+        assert len(runs) == measured.runs, study
+        budgets, _ = study_budgets(
+            WorkflowConfig({**config_data, "figures": _figures_measured(config_data, study)}),
+            "quick",
+        )
+        [budget] = [b for b in budgets if b.study == study]
+        assert budget.core_s == pytest.approx(measured.wall_s), study
+        assert budget.calibration == pytest.approx(measured.wall_s / estimate_wall_s(runs))
+    budgets, costs = study_budgets(config, "paper")
+    assert sum(b.runs for b in budgets) == len(costs) == 3596
+    assert sum(b.core_s for b in budgets) == pytest.approx(sum(costs))
+    # storage: the measured MiB per simulated second of each study
+    a = next(b for b in budgets if b.study == "A")
+    rate = MEASURED_QUICK["A"].mib / MEASURED_QUICK["A"].simulated_s
+    assert a.gib == pytest.approx(a.simulated_s * rate / 1024)
+
+
+def _figures_measured(config_data, study):
+    """The study's figures the quick-tier measurement covered (no cross-checked figure)."""
+    figures = config_data["figures"]
+    kept = {
+        name: block
+        for name, block in figures.items()
+        if block["study"] == study and "mininet" not in block.get("backends", ["ns3"])
+    }
+    return {name: block for name, block in kept.items() if block.get("data", name) in kept}
+
+
+def test_the_wall_time_shrinks_with_cores_down_to_the_longest_run(config_data):
+    from tcprepro.campaign.plan import JOB_OVERHEAD_S, budget_report
+
+    config = WorkflowConfig(config_data)
+    hours = {}
+    for cores in (2, 64, 100_000):
+        text = budget_report(config, "paper", cores)
+        hours[cores] = float(re.search(rf"on {cores} core\(s\): about ([0-9.]+) h", text)[1])
+        longest_min = float(re.search(r"longest run ([0-9.]+) min", text)[1])
+    assert hours[2] > 20 * hours[64] > 0
+    assert hours[100_000] == pytest.approx((longest_min * 60 + JOB_OVERHEAD_S) / 3600, abs=0.06)

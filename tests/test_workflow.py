@@ -21,8 +21,8 @@ pytestmark = pytest.mark.slow
 BIN = str(Path(sys.executable).parent)
 
 
-def snakemake(workdir, *args, check=True):
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
+def snakemake(workdir, *args, check=True, env=None):
+    env = {**(env or os.environ), "PATH": f"{BIN}:{os.environ['PATH']}"}
     result = subprocess.run(
         [f"{BIN}/snakemake", *args],
         cwd=workdir,

@@ -136,9 +136,12 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     from tcprepro.campaign import plan_report
+    from tcprepro.campaign.plan import budget_report
 
     config = _workflow(args)
-    print(plan_report(config, args.tier or config.tier, args.cores, Path(args.workdir)))
+    tier = args.tier or config.tier
+    print(plan_report(config, tier, args.cores, Path(args.workdir)))
+    print(budget_report(config, tier, args.cores))
     return 0
 
 
@@ -181,11 +184,53 @@ def _cmd_paper_inputs(args: argparse.Namespace) -> int:
         with_figure = open_dataset(path).attrs.get("figure", Path(path).stem)
         combined[str(with_figure)] = path
     extra = {"emulation_note": args.emulation_note} if args.emulation_note else {}
+    if args.source:
+        from tcprepro.campaign.bundle import read_record
+
+        extra["source"] = read_record(args.source)
     for path in write_paper_inputs(
         config, args.tier or config.tier, combined, args.out_dir, **extra
     ):
         print(path)
     return 0
+
+
+def _cmd_bundle_export(args: argparse.Namespace) -> int:
+    from tcprepro.campaign.bundle import export_bundle
+
+    config = _workflow(args)
+    export_bundle(config, args.tier, args.output, Path(args.workdir))
+    return 0
+
+
+def _cmd_bundle_import(args: argparse.Namespace) -> int:
+    from tcprepro.campaign.bundle import import_bundle
+
+    config = _workflow(args)
+    result = import_bundle(args.bundle, config, Path(args.workdir))
+    print(
+        f"{args.bundle}: {result.runs} runs and {result.combined} combined datasets placed "
+        f"in data/ ({result.replaced} replaced; tier {result.bundle.tier}); manifest SHA-256 "
+        f"{result.bundle.digest}\n"
+        f"next: make figures PROFILE={result.bundle.tier} (no simulation), then "
+        f"tcprepro bundle verify {args.bundle} --sample N"
+    )
+    return 0
+
+
+def _cmd_bundle_verify(args: argparse.Namespace) -> int:
+    from tcprepro.campaign.bundle import verify_bundle
+
+    config = _workflow(args)
+    result = verify_bundle(
+        args.bundle,
+        config,
+        args.sample,
+        args.seed,
+        Path(args.workdir),
+        Path(args.workflow_config),
+    )
+    return 0 if result.ok else 1
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -306,6 +351,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
     p.set_defaults(func=_cmd_plan)
 
+    p = sub.add_parser(
+        "bundle", help="trace bundles: pack a tier's results, import them, re-check a sample"
+    )
+    bundle = p.add_subparsers(dest="bundle_command", required=True)
+    q = bundle.add_parser(
+        "export",
+        help="pack every run of a tier, its combined datasets, "
+        "scenarios, claims and a manifest into one tar file",
+    )
+    q.add_argument("--workflow-config", default="workflow/config.yaml")
+    q.add_argument("--tier", choices=("smoke", "quick", "paper"), required=True)
+    q.add_argument("-o", "--output", required=True, help="bundle file (.tar, .tar.gz, .tar.xz)")
+    q.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    q.set_defaults(func=_cmd_bundle_export)
+    q = bundle.add_parser(
+        "import",
+        help="check a bundle (checksums, cache keys), then place "
+        "its runs so that make figures simulates nothing",
+    )
+    q.add_argument("bundle", help="bundle file")
+    q.add_argument("--workflow-config", default="workflow/config.yaml")
+    q.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    q.set_defaults(func=_cmd_bundle_import)
+    q = bundle.add_parser(
+        "verify",
+        help="re-simulate a random sample of a bundle's runs and "
+        "compare them bit for bit (exit 1 when one differs)",
+    )
+    q.add_argument("bundle", help="bundle file")
+    q.add_argument("--sample", type=int, required=True, help="how many runs to re-simulate")
+    q.add_argument("--seed", type=int, help="seed of the random draw (default: a new one, printed)")
+    q.add_argument("--workflow-config", default="workflow/config.yaml")
+    q.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    q.set_defaults(func=_cmd_bundle_verify)
+
     p = sub.add_parser("bench", help="measure speed, start-up, scaling, memory and storage")
     p.add_argument("--quick", action="store_true", help="short runs: check the harness only")
     p.add_argument(
@@ -343,6 +423,11 @@ def build_parser() -> argparse.ArgumentParser:
     workflow_args(p)
     p.add_argument("--out-dir", required=True)
     p.add_argument("--emulation-note", help="why this build includes or skips emulation")
+    p.add_argument(
+        "--source",
+        metavar="RECORD",
+        help="data/bundle/import.json: the runs came from an imported trace bundle",
+    )
     p.add_argument("combined", nargs="+")
     p.set_defaults(func=_cmd_paper_inputs)
     return parser

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import xarray as xr
 
@@ -125,12 +126,67 @@ def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _provenance(combined: Mapping[str, xr.Dataset]) -> str:
+def _from_bundle(ds: xr.Dataset, source: Mapping[str, Any] | None) -> int:
+    """How many of a combined dataset's runs are the imported bundle's own datasets.
+
+    A run is the bundle's when its cache key and creation date are those the bundle's
+    manifest lists (a run simulated here again has the same key, not the same date).
+    """
+    if not source:
+        return 0
+    bundled = source.get("runs", {})
+    keys = ds["run_cache_key"].values.ravel()
+    created = ds["run_created"].values.ravel()
+    return sum(1 for k, c in zip(keys, created, strict=True) if k and bundled.get(str(k)) == str(c))
+
+
+def _source_text(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | None) -> str:
+    """Where this build's data came from: simulated here, or imported from a trace bundle."""
+    if not source:
+        return (
+            r"\paragraph{Source of the data.} Every run was simulated by this build's workflow "
+            r"(no trace bundle imported); the hosts that ran them are in "
+            r"Table~\ref{tab:provenance}." + "\n"
+        )
+    runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
+    bundled = sum(_from_bundle(ds, source) for ds in combined.values())
+    machine = source.get("exported_by", {})
+    text = r"\paragraph{Source of the data.} " + tex(
+        f"{bundled} of the {runs} runs were imported from the trace bundle "
+        f"{source.get('bundle', '')} (tier {source.get('tier', '')}, manifest SHA-256 "
+        f"{source.get('manifest_sha256', '')}), exported on {source.get('exported', '')} "
+        f"by host {machine.get('host', '?')} ({machine.get('cpu', '?')}, "
+        f"{machine.get('cores', '?')} cores) from tcprepro "
+        f"{source.get('software', {}).get('tcprepro', '?')} and ns-3 "
+        f"{source.get('software', {}).get('ns3', '?')}"
+        + (f"; {runs - bundled} were simulated here. " if runs > bundled else ". ")
+    )
+    verify = source.get("verify")
+    if not verify:
+        text += tex(
+            "The bundle was not verified on this machine (tcprepro bundle verify re-simulates "
+            "a random sample of its runs and compares them bit for bit)."
+        )
+    else:
+        different = verify.get("different", []) + verify.get("combined_differ", [])
+        text += tex(
+            f"Verified on {verify.get('date', '')}: {verify.get('identical')} of "
+            f"{verify.get('sampled')} runs drawn at random (seed {verify.get('seed')}) were "
+            "re-simulated here bit-identical"
+            + (f"; DIFFERENT: {', '.join(different)}" if different else "")
+            + "."
+        )
+    return text + "\n"
+
+
+def _provenance(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | None = None) -> str:
     lines = [
+        _source_text(combined, source),
         r"\begin{longtable}{@{}P{0.07\linewidth}P{0.06\linewidth}P{0.1\linewidth}"
-        r"P{0.1\linewidth}P{0.28\linewidth}P{0.3\linewidth}@{}}",
+        r"P{0.1\linewidth}P{0.2\linewidth}P{0.26\linewidth}P{0.09\linewidth}@{}}",
         r"\caption{Provenance of every figure's combined dataset.}\label{tab:provenance}\\",
-        r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates \\ \midrule",
+        r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates & Source "
+        r"\\ \midrule",
         r"\endhead",
     ]
     for figure, ds in combined.items():
@@ -140,10 +196,20 @@ def _provenance(combined: Mapping[str, xr.Dataset]) -> str:
         created = sorted(str(c) for c in ds["run_created"].values.ravel() if c)
         code = ", ".join(commits) + (" (dirty tree)" if dirty else "")
         dates = f"{', '.join(kernels)}; {created[0][:10]} to {created[-1][:10]}" if created else ""
+        n_runs = int(ds.attrs.get("n_runs", 0))
+        bundled = _from_bundle(ds, source)
+        origin = (
+            "here"
+            if not bundled
+            else "bundle"
+            if bundled == n_runs
+            else f"bundle {bundled}, here {n_runs - bundled}"
+        )
         lines.append(
-            rf"{tex(figure)} & {ds.attrs.get('n_runs', '')} & "
+            rf"{tex(figure)} & {n_runs} & "
             rf"{tex(str(ds.attrs.get('tcprepro_version', '')))} & "
-            rf"{tex(str(ds.attrs.get('ns3_version', '')))} & {tex(code)} & {tex(dates)} \\"
+            rf"{tex(str(ds.attrs.get('ns3_version', '')))} & {tex(code)} & {tex(dates)} & "
+            rf"{tex(origin)} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
     return "\n".join(lines) + "\n"
@@ -225,6 +291,7 @@ def write_paper_inputs(
     figure_dir: str = "figures",
     claims_dir: str = "generated",
     emulation_note: str = "",
+    source: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write body, parameters, deviations, provenance and numbers into ``out_dir``.
 
@@ -239,6 +306,10 @@ def write_paper_inputs(
         Whether this build includes the emulated (Mininet) figures, and why
         (:attr:`tcprepro.campaign.emulated.EmulationDecision.summary`); quoted in
         the paper by the macro ``reproEmulation``.
+    source
+        The record of an imported trace bundle
+        (:func:`tcprepro.campaign.bundle.source_record`), or None when every run was
+        simulated here: the provenance section says which runs came from where.
     """
     from tcprepro.store import open_dataset
 
@@ -266,7 +337,7 @@ def write_paper_inputs(
         "body.tex": _body(config, figures, figure_dir, claims_dir, tier),
         "parameters.tex": _parameters(config, tier, figures),
         "deviations.tex": _deviations(config, tier, figures),
-        "provenance.tex": _provenance(combined),
+        "provenance.tex": _provenance(combined, source),
         "numbers.tex": "".join(
             rf"\newcommand{{\repro{k[0].upper() + k[1:]}}}{{{tex(v)}}}" + "\n"
             for k, v in numbers.items()

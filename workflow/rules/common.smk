@@ -8,6 +8,7 @@ from snakemake.utils import validate
 from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
+from tcprepro.campaign.bundle import RECORD as BUNDLE_RECORD
 
 validate(config, "../schemas/config.schema.yaml")
 WORKFLOW = WorkflowConfig(config)
@@ -72,6 +73,11 @@ def paper_files(kind):
     return [path for path in WORKFLOW.paper_files(kind) if Path(path).stem in FIGURES]
 
 
+def bundle_record(wildcards):
+    """The record of an imported trace bundle, when there is one (tcprepro bundle import)."""
+    return [str(BUNDLE_RECORD)] if BUNDLE_RECORD.exists() else []
+
+
 def emulated_cache_keys(wildcards):
     """Cache keys of a figure's emulated runs: a changed key reruns the batch job."""
     runs = emulated_runs(WORKFLOW, wildcards.figure, TIER, EMULATION.route)
@@ -79,5 +85,11 @@ def emulated_cache_keys(wildcards):
     return sorted(emulated_run_cache_key(run, EMULATION.route, tool) for run in runs)
 
 
+def plan_cores():
+    """Cores the plan divides the work by: --cores here; on a cluster (no --cores), --jobs."""
+    settings = workflow.resource_settings
+    return settings.cores or settings.nodes or 1
+
+
 onstart:
-    print(plan_report(WORKFLOW, TIER, workflow.cores))
+    print(plan_report(WORKFLOW, TIER, plan_cores()))

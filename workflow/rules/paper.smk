@@ -1,10 +1,13 @@
 # Paper rules: generated LaTeX inputs (parameters, deviations, provenance,
-# numbers quoted in the text), then latexmk.
+# numbers quoted in the text), then latexmk. After `tcprepro bundle import`, the
+# import record (data/bundle/import.json) is an input too: the provenance section
+# says which runs came from the bundle, and a later `bundle verify` updates it.
 
 
 rule paper_inputs:
     input:
-        [WORKFLOW.combined_path(figure) for figure in SIMULATED],
+        combined=[WORKFLOW.combined_path(figure) for figure in SIMULATED],
+        source=bundle_record,
     output:
         "paper/generated/body.tex",
         "paper/generated/parameters.tex",
@@ -16,9 +19,12 @@ rule paper_inputs:
     params:
         tier=TIER,
         emulation=EMULATION.summary,
+        source=lambda wildcards, input: (
+            f"--source {input.source}" if input.source else ""
+        ),
     shell:
         "tcprepro paper-inputs --tier {params.tier} --emulation-note {params.emulation:q} "
-        "--out-dir paper/generated {input} > {log} 2>&1"
+        "{params.source} --out-dir paper/generated {input.combined} > {log} 2>&1"
 
 
 rule paper:
