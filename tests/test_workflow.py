@@ -153,8 +153,9 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
         assert claim in claims
     log = (workdir / "data/logs/claims/A.log").read_text()
-    # one block per claim, its verdict in capitals after the id
-    assert re.search(r"^A-c5 +(REPRODUCED|NOT REPRODUCED|PENDING) +paper:", log, re.M)
+    # one block per claim, its verdict in capitals after the id, with its coverage
+    verdicts = "REPRODUCED|NOT REPRODUCED|INCONCLUSIVE|PENDING"
+    assert re.search(rf"^A-c5 +({verdicts}) on 1 of 1 cells$", log, re.M)
     tex = (workdir / "paper/generated/claims_A.tex").read_text()
     assert "A-c2" in tex
     assert "pending" in tex
