@@ -90,3 +90,58 @@ def test_cache_keys_of_a_few_runs_are_stable(config_data, figure, tier, cell, ke
     config = validate_workflow_config(config_data, SCHEMA)
     run = config.run(figure, cell, 0, tier)
     assert run.scenario().cache_key(run.rep, "ns3", {"pinned": "1"}) == key
+
+
+# ---- the verify tier: the paper's settings on the cells the claims read --------------
+
+
+def _registry_cells():
+    """Per figure, the cell names the claims registry's claims read (derived independently)."""
+    from tcprepro.campaign.runs import cell_name
+    from tcprepro.claims import load_registry
+    from tcprepro.claims.regime import claim_cells
+
+    out: dict[str, set[str]] = {}
+    for claim in load_registry():
+        for figure, cells in claim_cells(claim.cells).items():
+            out.setdefault(figure, set()).update(cell_name(cell) for cell in cells)
+    return out
+
+
+def test_plan_verify_counts_exactly_the_cells_the_claims_read(config_data, capsys):
+    import re
+
+    from tcprepro.cli import main
+
+    expected = _registry_cells()
+    assert main(["plan", "--tier", "verify", "--workdir", "/nonexistent"]) == 0
+    out = capsys.readouterr().out
+    rows = re.findall(r"^  (\S+): (\d+) cells read by the claims, (\d+) runs", out, re.M)
+    assert {figure for figure, _, _ in rows} == set(expected)
+    config = validate_workflow_config(config_data, SCHEMA)
+    for figure, cells, runs in rows:
+        assert int(cells) == len(expected[figure]), figure
+        reps = config.tier_settings(figure, "paper")["repetitions"]
+        assert int(runs) == len(expected[figure]) * reps, figure
+        # the very cells, with the paper tier's overrides (hence its cache keys)
+        verify = config.runs(figure, "verify")
+        assert {run.cell for run in verify} == expected[figure]
+        paper = {(run.cell, run.rep): run.overrides for run in config.runs(figure, "paper")}
+        assert all(paper[(run.cell, run.rep)] == run.overrides for run in verify)
+    assert re.search(r"simulated time of the verify tier: [0-9.]+ h", out)
+    # a figure no claim reads has no run in the verify tier
+    assert config.runs("C3.3", "verify") == []
+    assert "C3.3" not in out
+
+
+def test_plan_of_one_claim_and_its_errors(config_data, capsys):
+    from tcprepro.cli import main
+
+    assert main(["plan", "--tier", "verify", "--claim", "B-c10", "--cores", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "B5.20: 4 cells read by the claims, 12 runs" in out
+    assert "B5.1:" not in out
+    assert main(["plan", "--tier", "verify", "--claim", "B-c99"]) == 2
+    assert "no claim B-c99" in capsys.readouterr().err
+    assert main(["plan", "--tier", "quick", "--claim", "B-c1"]) == 2
+    assert "verify-tier plan" in capsys.readouterr().err

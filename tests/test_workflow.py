@@ -123,6 +123,25 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
     assert "emulation included" in result.stderr
 
 
+def test_dry_run_of_the_verify_profile_runs_the_claims_cells_only(tmp_path):
+    from tcprepro.campaign import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml", {"tier": "verify"})
+    read = [f for f in config.simulated_figures if config.runs(f, "verify")]
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(
+        workdir, "--profile", "workflow/profiles/verify", "-n", "--cores", "2", "claims_tables"
+    )
+    counts = job_counts(result.stdout)
+    # the paper tier's runs of the cells the claims read (tests/test_campaign.py checks
+    # that these are exactly the registry's cells), combined per figure, and no figure drawn
+    assert counts["simulate"] == sum(len(config.runs(f, "verify")) for f in read)
+    assert counts["combine"] == len(read)
+    assert counts["claims"] == 4
+    assert "figure" not in counts
+    assert "paper" not in counts
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     workdir = copy_workflow(tmp_path_factory.mktemp("workflow"))
