@@ -14,11 +14,14 @@ loss event
     a congestion (or random-loss) episode of a flow: data segments of the flow dropped
     at a traced queue or destroyed by a random-loss model. The traces count losses per
     sampling interval, so the number of events in the measurement window is bounded
-    from below in two ways, and the larger bound is reported: the number of maximal
-    runs of consecutive intervals with a loss (each run holds at least one event), and
-    the number of intervals with a loss divided by ``ceil(RTT / interval) + 1`` (the
+    from below in three ways, and the largest bound is reported: the number of maximal
+    runs of consecutive intervals with a loss (each run holds at least one event); the
+    number of intervals with a loss divided by ``ceil(RTT / interval) + 1`` (the
     intervals one event can span, when its drops fall within one RTT, as a window's
-    overflow does). It is exact when events are more than two intervals apart.
+    overflow does); and the segments lost in the window divided by the largest
+    congestion window of the run (one event loses at most one window). It is exact when
+    events are more than two intervals apart; with coarse sampling and frequent losses
+    it is an undercount.
 first slow start over
     the flow left its first slow start before the measurement window began: it lost or
     retransmitted a segment, had a retransmission timeout, or its congestion window
@@ -84,7 +87,13 @@ def loss_events(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
     rtt = metrics.mean_rtt_s(ds, warmup_s).fillna(0.0)
     span = np.ceil(rtt / interval_s(ds)) + 1.0
     spread = np.floor(hit.sum("time") / span)
-    return xr.where(runs > spread, runs, spread).where(present_flows(ds)).rename("loss_events")
+    bound = xr.where(runs > spread, runs, spread)
+    mss = _mss_bytes(ds)
+    if np.isfinite(mss):
+        window_pkts = (ds["cwnd_bytes"].max("time") / mss).where(lambda w: w >= 1)
+        by_count = np.floor(lost.where(mask).sum("time") / window_pkts).fillna(0.0)
+        bound = xr.where(by_count > bound, by_count, bound)
+    return bound.where(present_flows(ds)).rename("loss_events")
 
 
 def first_slow_start_over(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
