@@ -140,7 +140,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
     config = _workflow(args)
     tier = args.tier or config.tier
-    print(plan_report(config, tier, args.cores, Path(args.workdir)))
+    print(plan_report(config, tier, args.cores, Path(args.workdir), args.claim or None))
     print(budget_report(config, tier, args.cores))
     return 0
 
@@ -281,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def workflow_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--workflow-config", default="workflow/config.yaml")
-        p.add_argument("--tier", choices=("smoke", "quick", "paper"))
+        p.add_argument("--tier", choices=("smoke", "quick", "paper", "verify"))
 
     p = sub.add_parser("doctor", help="print the capability table of this host")
     p.set_defaults(func=_cmd_doctor)
@@ -349,6 +349,11 @@ def build_parser() -> argparse.ArgumentParser:
     workflow_args(p)
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    p.add_argument(
+        "--claim",
+        action="append",
+        help="verify tier: only the cells this claim reads (repeatable, e.g. --claim B-c1)",
+    )
     p.set_defaults(func=_cmd_plan)
 
     p = sub.add_parser(

@@ -59,12 +59,16 @@ def figure_combined(wildcards):
 def study_combined(wildcards):
     """Combined datasets of a study's figures: simulated ones, and emulated-only ones
     (backends: [mininet], e.g. D1.1) when this build includes them; cross-checks aside.
+    The verify tier runs only the figures a claim reads.
     """
     simulated = WORKFLOW.simulated_figures
     return [
         WORKFLOW.combined_path(f)
         for f in WORKFLOW.figures_of(wildcards.study)
-        if f in simulated and f in FIGURES and not WORKFLOW.crosschecked(f)
+        if f in simulated
+        and f in FIGURES
+        and not WORKFLOW.crosschecked(f)
+        and (TIER != "verify" or WORKFLOW.runs(f, TIER))
     ]
 
 

@@ -1,5 +1,8 @@
 """What a tier costs before it runs: the runs to do, the cached ones, the wall time.
 
+For the verify tier it also counts the cells each figure's claims read and the
+simulated time of every run.
+
 The cost model of one ns-3 run is a per-run overhead plus the packets its links
 carry divided by the measured event-loop throughput (BENCHMARKS.md). Emulated runs
 run in real time: their duration plus set-up and probes.
@@ -13,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcprepro.campaign.config import WorkflowConfig
-from tcprepro.campaign.runs import Run
+from tcprepro.campaign.runs import Run, cell_name
+from tcprepro.errors import ConfigError
 from tcprepro.models.throughput import padhye_throughput_bps
 from tcprepro.scenario import Scenario
 from tcprepro.store import open_dataset
@@ -112,17 +116,48 @@ def is_cached(run: Run, workdir: Path = Path(".")) -> bool:
         return False
 
 
-def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = Path(".")) -> str:
-    """Say how many simulations a tier needs, how many are cached, and how long the rest take."""
-    lines = [f"tcprepro plan, tier {tier!r}:"]
+def plan_report(
+    config: WorkflowConfig,
+    tier: str,
+    cores: int,
+    workdir: Path = Path("."),
+    claims: Iterable[str] | None = None,
+) -> str:
+    """Say how many simulations a tier needs, how many are cached, and how long the rest take.
+
+    ``claims`` (verify tier only) restricts the plan to the cells those claims read.
+    """
+    if claims is not None:
+        claims = list(claims)
+        if tier != "verify":
+            raise ConfigError("--claim: a plan restricted to claims is a verify-tier plan")
+        from tcprepro.claims import load_registry
+
+        unknown = sorted(set(claims) - {c.id for c in load_registry()})
+        if unknown:
+            raise ConfigError(f"--claim: no claim {', '.join(unknown)} in the registry")
+    title = f"tcprepro plan, tier {tier!r}"
+    lines = [title + (f", claims {', '.join(claims)}:" if claims else ":")]
     todo_all: list[Run] = []
+    simulated_s = 0.0
     for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
+        wanted = config.cells(figure, tier)
+        if claims is not None:
+            wanted = config.claim_cells(figure, claims)
+            names = {cell_name(cell) for cell in wanted}
+            runs = [run for run in runs if run.cell in names]
+        if tier == "verify" and not runs:
+            continue  # no claim reads this figure
         todo = [run for run in runs if not is_cached(run, workdir)]
         pending = config.pending_cells(figure, tier)
         note = f", {len(pending)} cells pending (model not built)" if pending else ""
+        cells = ""
+        if tier == "verify":
+            cells = f"{len(wanted)} cells read by the claims, "
+            simulated_s += sum(run.scenario().duration for run in runs)
         lines.append(
-            f"  {figure}: {len(runs)} runs, {len(runs) - len(todo)} cached, "
+            f"  {figure}: {cells}{len(runs)} runs, {len(runs) - len(todo)} cached, "
             f"{len(todo)} to simulate{note}; about {estimate_wall_s(todo, cores) / 60:.1f} min"
         )
         emulated = config.runs(figure, tier, "mininet")
@@ -138,6 +173,8 @@ def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = P
         f"  total: {len(todo_all)} simulations to run, about {estimate / 60:.1f} min "
         f"of wall time on {cores} core(s)"
     )
+    if tier == "verify":
+        lines.append(f"  simulated time of the verify tier: {simulated_s / 3600:.1f} h")
     return "\n".join(lines)
 
 
