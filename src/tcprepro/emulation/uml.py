@@ -76,8 +76,14 @@ GUEST_DIR = "/tmp/tcprepro-batch"
 #: UML boot option of the virtual clock, and the dataset's ``clock_mode``
 CLOCK_OPTION = "time-travel=inf-cpu"
 CLOCK_MODE = "virtual (UML time-travel=inf-cpu)"
-#: guest memory
-MEMORY = "1G"
+#: guest memory (MiB); the host only backs the pages the guest touches
+MEMORY_MIB = 2048
+#: TCP's memory limits (``net.ipv4.tcp_mem``: pages at which it starts to economise, enters
+#: memory pressure, refuses): 1/4, 1/2 and 3/4 of the guest's memory. Linux derives them
+#: from the memory size (92 MB at most for a 1 GB guest, pressure from 62 MB), and two
+#: sockets with the 32 MiB buffers of a 1 Gb/s scenario (64 MiB each once doubled) put
+#: TCP in memory pressure: measured, the flow then stalled at 4 segments in flight.
+TCP_MEM_PAGES = tuple(MEMORY_MIB * 256 * k // 4 for k in (1, 2, 3))
 # The wall-clock limit of a boot guards against a hang; it is not a speed target. Measured
 # on the 2-core machine with a load of 10-14 (other jobs): 5 s to init, 10 s of imports,
 # 40 s of Mininet set-up, 45 wall s per guest s of the busy-polling UDP probe, 12 wall s
@@ -144,7 +150,7 @@ def boot_argv(kernel: Path, folder: Path) -> list[str]:
     """The UML command line of a boot whose shared folder is ``folder``."""
     return [
         str(kernel),
-        f"mem={MEMORY}",
+        f"mem={MEMORY_MIB}M",
         "rootfstype=hostfs",
         "rootflags=/",
         "ro",
@@ -189,6 +195,7 @@ mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mkdir -p {shared}
 mount -t hostfs -o {shlex.quote(str(folder))} none {shared}
+echo {" ".join(map(str, TCP_MEM_PAGES))} > /proc/sys/net/ipv4/tcp_mem
 cd /tmp
 {shlex.join(command)} > {shared}/guest.log 2>&1
 echo $? > {shared}/guest.rc
@@ -259,6 +266,8 @@ def guest_attrs(boot_wall_s: float) -> dict[str, Any]:
     return {
         "clock_mode": CLOCK_MODE,
         "uml_kernel": kernel_release(),
+        "guest_memory_mib": MEMORY_MIB,
+        "guest_tcp_mem_pages": Path("/proc/sys/net/ipv4/tcp_mem").read_text().strip(),
         "uml_boot_wall_s": round(boot_wall_s, 2),
     }
 
