@@ -19,12 +19,12 @@ themselves, links connect nodes):
   host takes, and refuses up front with one message listing what is missing.
 - :mod:`~tcprepro.emulation.backend` runs one repetition: capability checks,
   topology, probes, iperf3 flows, sampling, teardown (always), dataset.
+- :mod:`~tcprepro.emulation.vm` is the full-kernel VM route (virtme-ng, QEMU
+  KVM or TCG): one boot per batch of runs; :mod:`~tcprepro.emulation.guest`
+  is what runs inside it.
 - :mod:`~tcprepro.emulation.uml` is the virtual-clock route: User-mode Linux
   booted with ``time-travel=inf-cpu``, one boot per batch, the same guest entry
   point as the VM; :mod:`~tcprepro.emulation.umlkernel` builds (once, cached)
   its kernel from Debian's ``linux-source-6.1``.
-- :mod:`~tcprepro.emulation.vm` is the full-kernel VM route (virtme-ng, QEMU
-  KVM or TCG): one boot per batch of runs; :mod:`~tcprepro.emulation.guest`
-  is what runs inside it.
 - :mod:`~tcprepro.analysis.crosscheck` compares ns-3 and emulation.
 """
