@@ -20,6 +20,9 @@ from tcprepro.errors import ConfigError, TcpreproError
 
 __all__ = ["main"]
 
+#: emulation routes (tcprepro.emulation.capabilities.ROUTES, without importing it)
+ROUTES = ("auto", "native", "uml", "vm")
+
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from tcprepro import doctor
@@ -119,6 +122,19 @@ def _cmd_build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     path = build_library(force=args.force, verbose=True)
     print(f"{path} ({time.perf_counter() - started:.1f} s)")
+    return 0
+
+
+def _cmd_build_uml(args: argparse.Namespace) -> int:
+    from tcprepro.emulation.umlkernel import build_kernel, find_kernel
+
+    cached = None if args.force else find_kernel()
+    started = time.perf_counter()
+    kernel = cached or build_kernel(
+        force=args.force, jobs=args.jobs, progress=lambda text: print(f"tcprepro: {text}")
+    )
+    state = "cached" if cached else f"built in {time.perf_counter() - started:.0f} s"
+    print(f"{kernel.path} (Linux {kernel.version}, {state})")
     return 0
 
 
@@ -306,10 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rep", type=int, default=0, help="repetition index (default 0)")
     p.add_argument(
         "--route",
-        choices=("auto", "native", "vm"),
+        choices=ROUTES,
         default="auto",
-        help="native: Mininet on this kernel; vm: inside a full-kernel VM (virtme-ng); "
-        "auto (default): native when this kernel has every qdisc and congestion control",
+        help="native: Mininet on this kernel; uml: inside User-mode Linux with a virtual "
+        "clock; vm: inside a full-kernel VM (virtme-ng); auto (default): native when this "
+        "kernel has every qdisc and congestion control, else uml when its kernel is built",
     )
     p.add_argument("--probe-s", type=float, default=2.0, help="fidelity probe length (s)")
     p.set_defaults(func=_cmd_emulate)
@@ -319,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     workflow_args(p)
     p.add_argument("--figure", required=True)
-    p.add_argument("--route", choices=("auto", "native", "vm"), default="auto")
+    p.add_argument("--route", choices=ROUTES, default="auto")
     p.add_argument("-o", "--output", required=True, help="combined emulated dataset (.nc)")
     p.set_defaults(func=_cmd_emulate_figure)
 
@@ -335,6 +352,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build-models", help="compile tcprepro's C++ ns-3 code (cached)")
     p.add_argument("--force", action="store_true")
     p.set_defaults(func=_cmd_build)
+
+    p = sub.add_parser(
+        "build-uml-kernel",
+        help="build the virtual-clock User-mode Linux kernel of the uml route (once, cached)",
+    )
+    p.add_argument("--force", action="store_true", help="build again even when cached")
+    p.add_argument("--jobs", type=int, help="make -j (default: the number of CPUs)")
+    p.set_defaults(func=_cmd_build_uml)
 
     p = sub.add_parser("sweep-run", help="run one run of a figure's sweep (used by Snakemake)")
     workflow_args(p)
