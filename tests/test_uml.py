@@ -354,3 +354,49 @@ def test_a_batch_failing_midway_leaves_nothing_on_the_host(tmp_path, monkeypatch
     assert seen["uml_processes"] > len(before["processes"])  # UML was running then
     assert _leftovers(kernel.path) == before
     assert not (tmp_path / "never.nc").exists()
+
+
+@pytest.mark.slow
+def test_a1_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
+    """Study A's headline cell (A1's 10/2 Mb/s access link, 40-packet uplink buffer,
+    NewReno both ways; X1's first smoke cell, 20 s) in ns-3 and with real Linux TCP in
+    virtual time: utilisation and mean RTT of both flows within X1's stated tolerance."""
+    import pandas as pd
+
+    from tcprepro.analysis import crosscheck
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.emulation.runner import EmulationJob
+    from tcprepro.ns3.backend import run_scenario
+    from tcprepro.store import combine_runs, open_dataset, write_dataset
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    [emulated_run] = config.runs("X1", "smoke", "mininet")[:1]
+    [simulated_run] = [
+        r for r in config.runs("X1", "smoke", "ns3") if r.sweep == emulated_run.sweep
+    ]
+    _uml_or_skip(emulated_run.scenario())
+    ns3_path, emu_path = tmp_path / "ns3.nc", tmp_path / "emu.nc"
+    ns3 = run_scenario(
+        simulated_run.scenario(), simulated_run.rep, extra_attrs=simulated_run.attrs()
+    )
+    write_dataset(ns3, ns3_path)
+    [result] = _batch(
+        [EmulationJob(emulated_run.scenario(), emulated_run.rep, emu_path, emulated_run.attrs())]
+    )
+    assert result.ok, result.error
+    tolerance = config.figure("X1")["crosscheck"]
+    table = crosscheck.compare(
+        combine_runs([ns3_path]),
+        combine_runs([emu_path]),
+        tolerance["utilisation_pp"],
+        tolerance["rtt_rel"],
+    )
+    table = table[table["ns3_util_pct"].notna()]  # the combined sweep lists the other cells
+    assert len(table) == 2  # the download and the upload of this cell
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        shown = table.round(3).to_string(index=False)
+    print(shown)
+    assert (table["fidelity"] == "ok").all(), shown
+    assert table["util_ok"].all(), shown
+    assert table["rtt_ok"].all(), shown
+    assert open_dataset(emu_path).attrs["route"] == "uml"

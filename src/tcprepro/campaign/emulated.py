@@ -233,6 +233,10 @@ def make_emulated_figure(
     combined = combine_runs([workdir / run.path for run in wanted])
     combined.attrs["backend"] = BACKEND
     combined.attrs["emulation_route"] = route_name
+    if route_name == "uml":  # the virtual-clock route sends with iperf 2 (see emulation.uml)
+        from tcprepro.emulation.uml import traffic_tool
+
+        tool = traffic_tool(tool)
     combined.attrs["traffic_tool"] = tool
     combined.attrs["cells_not_offered"] = json.dumps(
         [dict(run.sweep) for run in runs if run not in wanted and run.rep == 0]

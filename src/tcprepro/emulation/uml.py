@@ -175,6 +175,8 @@ def init_script(folder: Path, command: Sequence[str], release: str) -> str:
         "HOME": "/tmp",
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
+        # the same order of set-up steps in every boot (set and dict iteration over names)
+        "PYTHONHASHSEED": "0",
         RELEASE_ENV: release,
     }
     if os.environ.get("PYTHONPATH"):
