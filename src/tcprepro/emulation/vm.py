@@ -28,6 +28,7 @@ import glob
 import json
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tcprepro
 from tcprepro.emulation.fidelity import CpuMonitor, Tolerances
 from tcprepro.errors import CapabilityError
 
@@ -249,9 +251,12 @@ def run_batch(
             ],
         }
         (workdir / "batch.json").write_text(json.dumps(batch))
+        # the guest imports the host's tcprepro (an editable install, a PYTHONPATH or a
+        # worktree alike): the host's environment does not reach the guest's command
+        package_root = shlex.quote(str(Path(tcprepro.__file__).resolve().parents[1]))
         guest = (
-            f"{sys.executable} -m tcprepro.emulation.guest {workdir / 'batch.json'} "
-            f"> {workdir / 'guest.log'} 2>&1"
+            f"PYTHONPATH={package_root} {sys.executable} -m tcprepro.emulation.guest "
+            f"{workdir / 'batch.json'} > {workdir / 'guest.log'} 2>&1"
         )
         argv = [
             vng,
