@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tcprepro.errors import CapabilityError
 
-__all__ = ["CPP_DIR", "Ns3Wheel", "find_wheel", "source_digest", "source_files"]
+__all__ = ["CPP_DIR", "Ns3Wheel", "find_wheel", "library_digest", "source_digest", "source_files"]
 
 #: tcprepro's C++ sources (models, applications, trace sinks)
 CPP_DIR = Path(__file__).parent / "ns3" / "cpp"
@@ -108,4 +108,20 @@ def source_digest() -> str:
     digest = hashlib.sha256()
     for path in sorted(CPP_DIR.glob("*.h")) + source_files():
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def library_digest() -> str:
+    """Hash of tcprepro's Python code and package data (the claims registry).
+
+    That is what the figures, tables, claims and paper inputs are computed with. The
+    workflow passes it to those rules as a parameter, so that Snakemake redraws them when
+    the library changes; a simulation's own inputs are covered by its cache key.
+    """
+    package = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and path.suffix in (".py", ".yaml", ".tex"):
+            digest.update(str(path.relative_to(package)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
