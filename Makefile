@@ -35,7 +35,10 @@ SNAKEMAKE_CONFIG := $(if $(EMULATION),--config tier=$(PROFILE) emulation=$(EMULA
 # of `make figures` whenever the host can run it.
 APT_EMULATION := iproute2 mininet iperf3 iperf ethtool iputils-ping qemu-system-x86 \
                  busybox-static linux-image-amd64
-APT_FIGURES := g++ make git latexmk texlive-latex-base texlive-latex-recommended $(APT_EMULATION)
+# LaTeX: T1-encoded Latin Modern fonts (lmodern) and poppler-utils (pdftotext, pdftoppm:
+# the report's build check reads the PDF's pages).
+APT_LATEX := latexmk texlive-latex-base texlive-latex-recommended lmodern poppler-utils
+APT_FIGURES := g++ make git $(APT_LATEX) $(APT_EMULATION)
 APT_TEST := $(APT_FIGURES)
 
 export PATH := $(abspath $(BIN)):$(PATH)

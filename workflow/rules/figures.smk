@@ -1,5 +1,6 @@
 # Figure rules: a parameterised notebook reads a combined dataset and draws the
-# figure (or writes the table) the paper includes. Restyling a figure reruns no
+# figure (or writes the table) the paper includes, and records what it drew
+# (<figure>.json, read by the paper's captions). Restyling a figure reruns no
 # simulation.
 
 
@@ -9,6 +10,7 @@ rule figure:
         notebook=figure_notebook,
     output:
         pdf="paper/figures/{figure}.pdf",
+        facts="paper/figures/{figure}.json",
         notebook="data/notebooks/{figure}.ipynb",
     log:
         "data/logs/figures/{figure}.log",

@@ -1,11 +1,14 @@
-# Paper rules: generated LaTeX inputs (parameters, deviations, provenance,
-# numbers quoted in the text), then latexmk.
+# Paper rules: generated LaTeX inputs (at a glance, body, parameters, deviations,
+# provenance, numbers quoted in the text), then latexmk and the build check.
 
 
 rule paper_inputs:
     input:
-        [WORKFLOW.combined_path(figure) for figure in SIMULATED],
+        combined=[WORKFLOW.combined_path(figure) for figure in SIMULATED],
+        facts=[path.removesuffix(".pdf") + ".json" for path in paper_files("figure")],
+        claims=expand("data/claims/{study}.csv", study=STUDIES),
     output:
+        "paper/generated/glance.tex",
         "paper/generated/body.tex",
         "paper/generated/parameters.tex",
         "paper/generated/deviations.tex",
@@ -16,14 +19,19 @@ rule paper_inputs:
     params:
         tier=TIER,
         emulation=EMULATION.summary,
+        excluded=[figure for figure in WORKFLOW.figures if figure not in FIGURES],
+        reason=EMULATION.reason,
     shell:
         "tcprepro paper-inputs --tier {params.tier} --emulation-note {params.emulation:q} "
-        "--out-dir paper/generated {input} > {log} 2>&1"
+        "--excluded {params.excluded} --excluded-reason {params.reason:q} "
+        "--facts-dir paper/figures --claims {input.claims} "
+        "--out-dir paper/generated {input.combined} > {log} 2>&1"
 
 
 rule paper:
     input:
         tex="paper/tcprepro.tex",
+        preamble="paper/preamble.tex",
         bib="paper/references.bib",
         figures=paper_files("figure"),
         tables=paper_files("table"),
@@ -38,5 +46,6 @@ rule paper:
     log:
         "data/logs/paper/latexmk.log",
     shell:
-        "latexmk -cd -pdf -interaction=nonstopmode -halt-on-error -outdir=build {input.tex} "
-        "> {log} 2>&1"
+        "(latexmk -cd -pdf -interaction=nonstopmode -halt-on-error -outdir=build {input.tex} "
+        "&& tcprepro paper-check --pdf {output} --log paper/build/tcprepro.log "
+        "--aux paper/build/tcprepro.aux) > {log} 2>&1"
