@@ -285,3 +285,48 @@ def test_overfull_boxes_are_attributed_to_the_generated_file():
         ("generated/claims_A.tex", 14.5),
         ("generated/body.tex", 11.0),
     ]
+
+
+@pytest.mark.needs_latex
+def test_build_check_fails_on_a_lost_caption_a_missing_id_and_an_overfull_generated_box(
+    tmp_path,
+):
+    """What happened to D3 (a float taller than the page, its caption never printed), a
+    catalogue id in neither a caption nor the at-a-glance table, and a generated table
+    wider than the text: each is a problem of the build check."""
+    import subprocess
+
+    from tcprepro.campaign import WorkflowConfig
+    from tcprepro.paper import check_build
+
+    data = yaml.safe_load((ROOT / "workflow/config.yaml").read_text())
+    data["figures"] = {f: data["figures"][f] for f in ("A1", "D3", "B5.2")}
+    config = WorkflowConfig(data)
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated/glance.tex").write_text(
+        "\\section{At a glance}\n"
+        "\\begin{longtable}{ll}\\caption{Artefacts.}\\label{tab:glance}\\\\\n"
+        "A1 & full \\\\\nD3 & full \\\\\n\\end{longtable}\n"
+        "\\noindent\\begin{tabular}{l}" + "x" * 200 + "\\end{tabular}\n"
+    )
+    (tmp_path / "t.tex").write_text(
+        "\\documentclass[10pt,a4paper]{article}\n"
+        + (ROOT / "paper/preamble.tex").read_text()
+        + "\n\\begin{document}\n\\reproinput{generated/glance.tex}\n"
+        "\\begin{figure}[!htbp]\\centering\\rule{1cm}{5cm}"
+        "\\caption{\\textbf{A1.} Fits.}\\label{fig:A1}\\end{figure}\n"
+        "\\begin{figure}[!htbp]\\centering\\rule{1cm}{40cm}"
+        "\\caption{\\textbf{D3.} Too tall.}\\label{fig:D3}\\end{figure}\n"
+        "\\end{document}\n"
+    )
+    for _ in range(2):  # twice: the labels' pages
+        subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "t.tex"], cwd=tmp_path, capture_output=True
+        )
+    problems = check_build(config, tmp_path / "t.pdf", tmp_path / "t.log", tmp_path / "t.aux")
+    text = "\n".join(problems)
+    assert "generated/glance.tex: Overfull" in text
+    assert "Float too large" in text
+    assert "D3: its caption is not on page" in text
+    assert "B5.2: neither captioned nor in the at-a-glance table" in text
+    assert not any(p.startswith("A1") for p in problems)
