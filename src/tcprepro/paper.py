@@ -113,6 +113,7 @@ class Status:
 
 
 def _matches(value: Any, allowed: Sequence[Any]) -> bool:
+    """Whether a cell's value is one of ``allowed`` (``"re:<pattern>"``: a full match)."""
     text = str(value)
     for option in allowed:
         option_text = str(option)
@@ -124,7 +125,10 @@ def _matches(value: Any, allowed: Sequence[Any]) -> bool:
     return False
 
 
-def _select(cells: Iterable[Mapping[str, Any]], selection: Mapping[str, Sequence[Any]] | None):
+def _select(
+    cells: Iterable[Mapping[str, Any]], selection: Mapping[str, Sequence[Any]] | None
+) -> list[Mapping[str, Any]]:
+    """The cells a figure shows: those whose values the selection allows (all without one)."""
     return [
         cell
         for cell in cells
@@ -606,12 +610,15 @@ def _body(
             rf"\section{{Study {tex(study)}: {tex(title)}}}"
             rf"\label{{sec:study-{study}}}"
         )
-        absent = [f for f in study_figures if not statuses[f].included]
+        absent: dict[str, list[str]] = {}
+        for figure in study_figures:
+            if not statuses[figure].included:
+                absent.setdefault(statuses[figure].text(), []).append(figure)
         if absent:
-            listed = "; ".join(f"{f} ({statuses[f].text()})" for f in absent)
+            listed = "; ".join(f"{why}: {', '.join(figs)}" for why, figs in absent.items())
             out.append(
-                rf"\noindent\emph{{Not drawn in this build:}} {tex(listed)}. "
-                r"See the at-a-glance table (page~\pageref{tab:glance})."
+                rf"\noindent\emph{{Not drawn in this build}} ({tex(listed)}): see the "
+                r"at-a-glance table (page~\pageref{tab:glance})."
                 "\n"
             )
         for figure in study_figures:
