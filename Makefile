@@ -20,7 +20,8 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS ?=
 # The suite runs in two phases: everything but the emulations on $(CORES) pytest
 # workers (one test file per worker), then the emulations alone, so that a busy core
-# never distorts the fidelity probes of a real-time emulated run.
+# never distorts the fidelity probes of a real-time emulated run (and the CPU hog of
+# the virtual-clock tests never overlaps them).
 PYTEST_WORKERS ?= $(CORES)
 # emulated figures (X1): empty = the profile's setting (auto for quick and paper);
 # EMULATION=exclude | include | auto overrides it
@@ -38,13 +39,22 @@ APT_EMULATION := iproute2 mininet iperf3 iperf ethtool iputils-ping qemu-system-
 # LaTeX: T1-encoded Latin Modern fonts (lmodern) and poppler-utils (pdftotext, pdftoppm:
 # the report's build check reads the PDF's pages).
 APT_LATEX := latexmk texlive-latex-base texlive-latex-recommended lmodern poppler-utils
-APT_FIGURES := g++ make git $(APT_LATEX) $(APT_EMULATION)
-APT_TEST := $(APT_FIGURES)
+# The virtual-clock route (User-mode Linux): tcprepro builds its kernel once from
+# Debian's kernel source (`tcprepro build-uml-kernel`, cached in ~/.cache/tcprepro/uml).
+APT_UML := linux-source-6.1 build-essential flex bison bc libelf-dev pkg-config
+APT_FIGURES := g++ make git $(APT_LATEX) $(APT_EMULATION) $(APT_UML)
+# The SLURM test (tests/test_slurm.py) runs a one-node cluster on this machine: munge,
+# slurmctld, slurmd, the client commands, and slurmdbd with a private MariaDB (sacct needs
+# the accounting database). The test starts its own daemons with their own configuration
+# in a temporary folder, and stops them.
+APT_SLURM := munge slurmctld slurmd slurm-client slurmdbd mariadb-server-core \
+             mariadb-client-core
+APT_TEST := $(APT_FIGURES) $(APT_SLURM)
 
 export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: help figures test setup-figures setup-test apt-figures apt-test venv mininet-link \
-        models plan bench lint format clean clean-results
+        models uml-kernel plan bench lint format clean clean-results
 
 help:
 	@sed -n '2,10p' Makefile | sed 's/^# \{0,1\}//'
@@ -56,16 +66,17 @@ figures: setup-figures
 	@echo "Paper: paper/build/tcprepro.pdf   Figures: paper/figures/   Data: data/"
 
 test: setup-test
-	pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/test_emulation.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	pytest tests/test_emulation.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/test_emulation.py \
+	  --ignore=tests/test_uml.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	pytest tests/test_emulation.py tests/test_uml.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # Benchmarks (issue 9): tcprepro against a native ns-3 program, start-up, scaling, memory,
 # storage and the smoke workflow end to end, written to BENCHMARKS.md with the machine.
 bench: setup-figures
 	tcprepro bench --write BENCHMARKS.md
 
-setup-figures: apt-figures venv mininet-link models
-setup-test: apt-test venv mininet-link models
+setup-figures: apt-figures venv mininet-link models uml-kernel
+setup-test: apt-test venv mininet-link models uml-kernel
 
 # Install the Debian packages in $(1) that are not installed yet.
 define apt_install
@@ -108,6 +119,10 @@ mininet-link: venv
 
 models: venv
 	tcprepro build-models
+
+# the kernel of the virtual-clock emulation route: built once (a few minutes), then cached
+uml-kernel: venv
+	tcprepro build-uml-kernel
 
 plan: venv
 	tcprepro plan --tier $(PROFILE) --cores $(CORES)

@@ -134,21 +134,24 @@ def synthetic_pair(
     buffer_pkts=100,
     variants=("YeahPaper", "YeahPaper"),
     attrs=None,
+    warmup_lost_pkts=None,
 ):
     """Two flows f1, f2 sharing the traced ``bottleneck`` (study C), constant per interval.
 
     Per interval: each flow receives ``goodput_bps``, sends ``sent_pkts`` data segments,
     loses ``lost_pkts`` at the queue and ``random_lost_pkts`` to the random-loss model;
     the queue holds ``queue_pkts``. During the warm-up every flow sends at a tenth of its
-    rate, loses ten times as much and the queue is full, so a metric that forgets the
-    window gets a different answer. ``cwnd_pkts`` (time, 2) overrides the windows.
+    rate, loses ten times as much (or ``warmup_lost_pkts`` per interval) and the queue is
+    full, so a metric that forgets the window gets a different answer. ``cwnd_pkts``
+    (time, 2) overrides the windows.
     """
     times = np.arange(1, round(duration_s / interval_s) + 1) * interval_s
     n = times.size
     warm = (times <= warmup_s)[:, None]
     rate = np.where(warm, 0.1, 1.0) * np.array(goodput_bps)[None, :]
     sent = np.where(warm, 0.1, 1.0) * np.array(sent_pkts)[None, :]
-    lost = np.where(warm, 10.0, 1.0) * np.array(lost_pkts)[None, :]
+    warm_lost = 10.0 * np.array(lost_pkts) if warmup_lost_pkts is None else warmup_lost_pkts
+    lost = np.where(warm, np.array(warm_lost)[None, :], np.array(lost_pkts)[None, :])
     random_lost = np.tile(np.array(random_lost_pkts, dtype=float), (n, 1))
     mss = 1448
     cwnd = np.full((n, 2), 100.0 * mss) if cwnd_pkts is None else np.asarray(cwnd_pkts) * mss

@@ -1,6 +1,7 @@
 """Workflow-config semantics: per-figure tiers, figures drawn from another's runs, estimates."""
 
 import copy
+import re
 
 import pytest
 import yaml
@@ -74,12 +75,13 @@ def test_the_estimate_counts_what_the_flows_can_send(config_data):
 
 #: cache keys of a few runs with the software versions held fixed, recorded before the
 #: package was restructured (ec74333): a refactoring that changes how a run's scenario is
-#: resolved (overrides, defaults, units, field order) changes them and reruns every cache
+#: resolved (overrides, defaults, units, field order) changes them and reruns every cache.
+#: A3's key changed on purpose with its size law (Zipf rank-size law, issue 14)
 @pytest.mark.parametrize(
     ("figure", "tier", "cell", "key"),
     [
         ("A1", "smoke", "up-NewReno_down-NewReno", "4f87e6012359d8876a24"),
-        ("A3", "smoke", "up-NewReno_down-NewReno_load-0.5", "011cd6e82189cf11a499"),
+        ("A3", "smoke", "up-NewReno_down-NewReno_load-0.5", "f71a0bfe378b38ddba18"),
         ("B5.10", "quick", "variant-NewReno_flows-1_buffer-20_rate-50Mbps", "45be1b0f0d7ab244d9ca"),
         ("C3.1", "quick", "protocol-Cubic_rtt-14ms_buffer-0.2", "776467ff4b974d5939e0"),
         ("D1", "paper", "delay-2ms_recv_buffer-256KiB_send_buffer-8KiB", "811bedc77c777da7d5c2"),
@@ -89,3 +91,115 @@ def test_cache_keys_of_a_few_runs_are_stable(config_data, figure, tier, cell, ke
     config = validate_workflow_config(config_data, SCHEMA)
     run = config.run(figure, cell, 0, tier)
     assert run.scenario().cache_key(run.rep, "ns3", {"pinned": "1"}) == key
+
+
+def test_makespan_puts_the_longest_jobs_first_on_the_free_cores():
+    from tcprepro.campaign.plan import makespan_s
+
+    assert makespan_s([10, 10, 10, 30], 1) == 60
+    assert makespan_s([10, 10, 10, 30], 2) == 30
+    assert makespan_s([10, 10, 10, 30], 100) == 30  # the longest job bounds it
+    assert makespan_s([], 4) == 0
+
+
+def test_the_budget_carries_the_measured_rate_of_each_study(config_data):
+    from tcprepro.campaign.plan import MEASURED_QUICK, _measured_runs, study_budgets
+
+    config = WorkflowConfig(config_data)
+    # on the runs that were measured, the calibrated core time is the measured wall time
+    for study, measured in MEASURED_QUICK.items():
+        runs = _measured_runs(config, study)
+        assert len(runs) == measured.runs, study
+        budgets, _ = study_budgets(
+            WorkflowConfig({**config_data, "figures": _figures_measured(config_data, study)}),
+            "quick",
+        )
+        [budget] = [b for b in budgets if b.study == study]
+        assert budget.core_s == pytest.approx(measured.wall_s), study
+        assert budget.calibration == pytest.approx(measured.wall_s / estimate_wall_s(runs))
+    budgets, costs = study_budgets(config, "paper")
+    assert sum(b.runs for b in budgets) == len(costs) == 3596
+    assert sum(b.core_s for b in budgets) == pytest.approx(sum(costs))
+    # storage: the measured MiB per simulated second of each study
+    a = next(b for b in budgets if b.study == "A")
+    rate = MEASURED_QUICK["A"].mib / MEASURED_QUICK["A"].simulated_s
+    assert a.gib == pytest.approx(a.simulated_s * rate / 1024)
+
+
+def _figures_measured(config_data, study):
+    """The study's figures the quick-tier measurement covered (no cross-checked figure)."""
+    figures = config_data["figures"]
+    kept = {
+        name: block
+        for name, block in figures.items()
+        if block["study"] == study and "mininet" not in block.get("backends", ["ns3"])
+    }
+    return {name: block for name, block in kept.items() if block.get("data", name) in kept}
+
+
+def test_the_wall_time_shrinks_with_cores_down_to_the_longest_run(config_data):
+    from tcprepro.campaign.plan import JOB_OVERHEAD_S, budget_report
+
+    config = WorkflowConfig(config_data)
+    hours = {}
+    for cores in (2, 64, 100_000):
+        text = budget_report(config, "paper", cores)
+        hours[cores] = float(re.search(rf"on {cores} core\(s\): about ([0-9.]+) h", text)[1])
+        longest_min = float(re.search(r"longest run ([0-9.]+) min", text)[1])
+    assert hours[2] > 20 * hours[64] > 0
+    assert hours[100_000] == pytest.approx((longest_min * 60 + JOB_OVERHEAD_S) / 3600, abs=0.06)
+
+
+# ---- the verify tier: the paper's settings on the cells the claims read --------------
+
+
+def _registry_cells():
+    """Per figure, the cell names the claims registry's claims read (derived independently)."""
+    from tcprepro.campaign.runs import cell_name
+    from tcprepro.claims import load_registry
+    from tcprepro.claims.regime import claim_cells
+
+    out: dict[str, set[str]] = {}
+    for claim in load_registry():
+        for figure, cells in claim_cells(claim.cells).items():
+            out.setdefault(figure, set()).update(cell_name(cell) for cell in cells)
+    return out
+
+
+def test_plan_verify_counts_exactly_the_cells_the_claims_read(config_data, capsys):
+    import re
+
+    from tcprepro.cli import main
+
+    expected = _registry_cells()
+    assert main(["plan", "--tier", "verify", "--workdir", "/nonexistent"]) == 0
+    out = capsys.readouterr().out
+    rows = re.findall(r"^  (\S+): (\d+) cells read by the claims, (\d+) runs", out, re.M)
+    assert {figure for figure, _, _ in rows} == set(expected)
+    config = validate_workflow_config(config_data, SCHEMA)
+    for figure, cells, runs in rows:
+        assert int(cells) == len(expected[figure]), figure
+        reps = config.tier_settings(figure, "paper")["repetitions"]
+        assert int(runs) == len(expected[figure]) * reps, figure
+        # the very cells, with the paper tier's overrides (hence its cache keys)
+        verify = config.runs(figure, "verify")
+        assert {run.cell for run in verify} == expected[figure]
+        paper = {(run.cell, run.rep): run.overrides for run in config.runs(figure, "paper")}
+        assert all(paper[(run.cell, run.rep)] == run.overrides for run in verify)
+    assert re.search(r"simulated time of the verify tier: [0-9.]+ h", out)
+    # a figure no claim reads has no run in the verify tier
+    assert config.runs("C3.3", "verify") == []
+    assert "C3.3" not in out
+
+
+def test_plan_of_one_claim_and_its_errors(config_data, capsys):
+    from tcprepro.cli import main
+
+    assert main(["plan", "--tier", "verify", "--claim", "B-c10", "--cores", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "B5.20: 4 cells read by the claims, 12 runs" in out
+    assert "B5.1:" not in out
+    assert main(["plan", "--tier", "verify", "--claim", "B-c99"]) == 2
+    assert "no claim B-c99" in capsys.readouterr().err
+    assert main(["plan", "--tier", "quick", "--claim", "B-c1"]) == 2
+    assert "verify-tier plan" in capsys.readouterr().err

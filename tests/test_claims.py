@@ -1,28 +1,54 @@
 """The claims checker on synthetic combined datasets with known answers: checks can fail."""
 
+import csv
 import json
+from dataclasses import replace
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from synthetic import synthetic_run
 from tcprepro import claims
-from tcprepro.claims import Claim, ClaimResult, check_claims, explainer, format_table, write_tex
+from tcprepro.campaign import load_workflow_config
+from tcprepro.claims import (
+    Claim,
+    ClaimResult,
+    check_claims,
+    explainer,
+    format_table,
+    load_registry,
+    write_csv,
+    write_tex,
+)
+from tcprepro.claims.regime import claim_cells
 from tcprepro.store import combine_runs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 VARIANTS = ["NewReno", "Cubic", "Vegas"]
 
 
-def a_figure(figure, utilisation, rtt_s=0.25, reps=2):
-    """A combined A1/A2-like dataset; utilisation[(up, down)] = (up %, down %)."""
+def a_figure(figure, utilisation, rtt_s=0.25, reps=2, duration_s=250.0, interval_s=2.0, **kwargs):
+    """A combined A1/A2-like dataset; utilisation[(up, down)] = (up %, down %).
+
+    The runs last long enough for the claims' regime (300 RTTs measured) and lose
+    segments in every interval; ``kwargs`` go to :func:`synthetic_run`. A value may
+    also be a list of (up %, down %), one per repetition.
+    """
     values = {"up": VARIANTS, "down": VARIANTS}
     runs = []
-    for (up, down), (up_pct, down_pct) in utilisation.items():
+    for (up, down), pct in utilisation.items():
         for rep in range(reps):
+            up_pct, down_pct = pct[rep] if isinstance(pct, list) else pct
             jitter = 1 + 0.01 * rep
             runs.append(
                 synthetic_run(
                     goodput_bps=(9.6e6 * down_pct / 100 * jitter, 1.92e6 * up_pct / 100 * jitter),
                     rtt_s=(rtt_s, rtt_s),
+                    duration_s=duration_s,
+                    interval_s=interval_s,
+                    **kwargs,
                     attrs={
                         "figure": figure,
                         "sweep": json.dumps({"up": up, "down": down}),
@@ -147,3 +173,107 @@ def test_explanations_accompany_disagreements_only(tmp_path):
 def test_verdict_values_are_restricted():
     with pytest.raises(ValueError, match="verdict must be one of"):
         ClaimResult("x", "sort of")
+
+
+def _losses_only_in_warmup(warmup_s=2.0):
+    """Cumulative lost-segment counters with losses during the warm-up only."""
+
+    def make(times):
+        per_interval = np.tile([1.0, 2.0], (times.size, 1)) * (times <= warmup_s)[:, None]
+        return np.cumsum(per_interval, axis=0)
+
+    return {"lost_data_pkts": make}
+
+
+def test_a_run_without_loss_in_its_window_cannot_decide_a_loss_driven_claim():
+    # A-c5 (oversized buffer, NewReno both ways: up 95 %, down 40 %) is loss-driven: its
+    # regime asks 3 loss events per flow in the measured window
+    cells = grid((95, 40))
+    quiet = a_figure("A2", cells, rtt_s=0.7, extra_flow_series=_losses_only_in_warmup())
+    result = by_id(check_claims({"A2": quiet}, study="A", resamples=0))["A-c5"]
+    assert result.verdict == "inconclusive"
+    assert "fewer than 3 loss events in the measured window" in result.explanation
+    assert "fewest 0" in result.explanation
+    assert "up 95" in result.value  # the value is still reported
+    # the same runs, losing segments in every interval, decide it
+    lossy = a_figure("A2", cells, rtt_s=0.7)
+    assert by_id(check_claims({"A2": lossy}, study="A", resamples=0))["A-c5"].verdict == (
+        "reproduced"
+    )
+    # and a run too short for 300 RTTs cannot decide it either
+    short = a_figure("A2", cells, rtt_s=0.7, duration_s=60.0)
+    result = by_id(check_claims({"A2": short}, study="A", resamples=0))["A-c5"]
+    assert result.verdict == "inconclusive"
+    assert "shorter than 300 RTTs" in result.explanation
+
+
+def test_a_flow_still_in_its_first_slow_start_makes_the_claim_inconclusive():
+    # no loss and a growing window before the window starts: still in the first slow start
+    def growing(times):
+        return np.column_stack([times * 1e4, times * 1e3])
+
+    def late_losses(times):
+        return np.cumsum(np.tile([1.0, 2.0], (times.size, 1)) * (times > 2.0)[:, None], axis=0)
+
+    ds = a_figure(
+        "A2",
+        grid((95, 40)),
+        rtt_s=0.7,
+        extra_flow_series={"cwnd_bytes": growing, "lost_data_pkts": late_losses},
+    )
+    result = by_id(check_claims({"A2": ds}, study="A", resamples=0))["A-c5"]
+    assert result.verdict == "inconclusive"
+    assert "still in their first slow start" in result.explanation
+
+
+def test_every_verdict_carries_its_coverage_and_confidence():
+    sized = a_figure("A1", grid((60, 98)))
+    result = by_id(check_claims({"A1": sized}, study="A"))["A-c1"]
+    # A-c1 reads 4 upload x 3 download variants; this build has no Compound
+    assert result.verdict == "reproduced"
+    assert result.cells == "6 of 12 cells"
+    assert result.confidence.startswith("robust: 4 of 4 resamples")
+    assert "lowest download utilisation (%)" in result.confidence
+    # two repetitions that straddle the tolerance: the verdict holds on their mean only
+    straddling = grid((95, 40), NewReno_NewReno=[(95, 36), (95, 57)])
+    result = by_id(check_claims({"A2": a_figure("A2", straddling, rtt_s=0.7)}, study="A"))["A-c5"]
+    assert result.verdict == "reproduced"  # mean 47 % is within 10 points of 40 %
+    assert result.confidence.startswith("fragile")
+    assert "95 % interval" in result.confidence
+    text = format_table([result])
+    assert "REPRODUCED on 1 of 1 cells" in text
+    assert "confidence: fragile" in text
+
+
+def test_a_claim_not_reproduced_always_says_why(tmp_path):
+    bad = a_figure("A2", grid((70, 70)), rtt_s=0.7)
+    results = by_id(check_claims({"A2": bad}, study="A", resamples=0))
+    for claim_id in ("A-c5", "A-c6"):
+        assert results[claim_id].verdict == "not reproduced"
+        assert results[claim_id].explanation
+    # a claim with no explainer of its own still gets the traces of its cells
+    registry = [replace(c, explain="", explain_args={}) for c in load_registry() if c.id == "A-c5"]
+    (result,) = check_claims({"A2": bad}, registry=registry, resamples=0)
+    assert result.verdict == "not reproduced"
+    assert result.explanation.startswith("Means over the measurement window")
+    assert "A2 (up=NewReno, down=NewReno)" in result.explanation
+    write_csv([result], tmp_path / "c.csv")
+    row = next(csv.DictReader((tmp_path / "c.csv").open()))
+    assert row["verdict"] == "not reproduced"
+    assert row["cells"] == "1 of 1 cells"
+    assert row["explanation"] == result.explanation
+
+
+def test_registry_cells_are_cells_of_the_paper_tier():
+    """Every claim names the cells it reads: real sweep values of its figures' paper tier."""
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    for claim in load_registry():
+        assert claim.cells, f"{claim.id} names no cells"
+        assert claim.regime.get("reason"), f"{claim.id} states no reason for its regime"
+        for figure, cells in claim_cells(claim.cells).items():
+            assert figure in claim.requires, (claim.id, figure)
+            values = config.sweep_values(figure, "paper")
+            for cell in cells:
+                assert list(cell) == list(values), (claim.id, figure, cell)
+                for dim, value in cell.items():
+                    assert value in values[dim], (claim.id, figure, dim, value)

@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 
@@ -41,6 +42,12 @@ def test_plan_counts_runs_and_estimates_time():
     assert "X1: 18 runs, 0 cached, 18 to simulate" in result.stdout
     assert "X1: plus up to 18 emulated runs in real time" in result.stdout
     assert "total: 3596 simulations to run, about" in result.stdout
+    # the budget: core-hours from the measured per-study rates, wall time on --cores, storage
+    assert "budget of tier 'paper'" in result.stdout
+    assert re.search(r"study C: 744 runs, .* calibration x[0-9.]+\): [0-9.]+ core-h", result.stdout)
+    assert re.search(r"total: 3596 runs, [0-9.]+ core-h of simulation", result.stdout)
+    assert re.search(r"on 2 core\(s\): about [0-9.]+ h of wall time", result.stdout)
+    assert re.search(r"trace bundle .* about [0-9.]+ GiB as \.tar", result.stdout)
 
 
 def test_validate_prints_the_resolved_scenario():

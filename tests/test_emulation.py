@@ -643,20 +643,20 @@ def test_in_flight_bytes_come_from_the_byte_counters_of_ss():
 
 
 def _iperf_view(send_buffer, recv_buffer, tool):
-    from tcprepro.emulation.backend import _View
+    from tcprepro.emulation.traces import View
 
     data = apply_overrides(
         DUMBBELL, [f"tcp.send_buffer={send_buffer}", f"tcp.recv_buffer={recv_buffer}"]
     )
     scenario = load_scenario_dict(data)
-    return _View(scenario, build_plan(scenario, 0), tool)
+    return View(scenario, build_plan(scenario, 0), tool)
 
 
 def test_iperf2_sets_the_receive_buffer_at_the_server_and_the_send_buffer_at_the_client():
-    from tcprepro.emulation.backend import _client_argv, _server_argv
+    from tcprepro.emulation.iperf import client_argv, server_argv
 
     view = _iperf_view("16KiB", "16MiB", "iperf2")
-    client, server = _client_argv(view, 0), _server_argv(view, 0)
+    client, server = client_argv(view, 0), server_argv(view, 0)
     assert client[0] == "iperf"
     assert server[0] == "iperf"
     assert client[client.index("-w") + 1] == str(16 * 1024)
@@ -665,9 +665,9 @@ def test_iperf2_sets_the_receive_buffer_at_the_server_and_the_send_buffer_at_the
     assert client[client.index("-B") + 1].endswith(":40001")  # ss finds the socket by port
     # iperf3 can only give both sockets one value: the smaller
     view3 = _iperf_view("16KiB", "16MiB", "iperf3")
-    argv3 = _client_argv(view3, 0)
+    argv3 = client_argv(view3, 0)
     assert argv3[argv3.index("-w") + 1] == str(16 * 1024)
-    assert "-w" not in _server_argv(view3, 0)
+    assert "-w" not in server_argv(view3, 0)
 
 
 def test_a_missing_iperf2_is_named_with_its_package(monkeypatch):
@@ -741,7 +741,7 @@ def _iperf3_server_report(intervals, end_seconds):
 
 
 def test_udp_probe_rate_ignores_a_late_end_of_test_message(tmp_path):
-    from tcprepro.emulation.backend import _udp_received_bps
+    from tcprepro.emulation.probe import udp_received_bps
 
     # as measured: two whole seconds at 9.72 Mb/s, then the 60-ms drain of the queue
     normal = tmp_path / "normal.json"
@@ -752,7 +752,7 @@ def test_udp_probe_rate_ignores_a_late_end_of_test_message(tmp_path):
             )
         )
     )
-    assert _udp_received_bps(normal, 2.0) == pytest.approx(8 * 1215872, rel=1e-9)
+    assert udp_received_bps(normal, 2.0) == pytest.approx(8 * 1215872, rel=1e-9)
     # the end-of-test segment lost at the full bottleneck and resent one RTO later: iperf3's
     # total reads 6.4 Mb/s, while the link delivered 9.7 Mb/s while the probe sent
     late = tmp_path / "late.json"
@@ -765,10 +765,10 @@ def test_udp_probe_rate_ignores_a_late_end_of_test_message(tmp_path):
     )
     report = json.loads(late.read_text())
     assert report["end"]["sum_received"]["bits_per_second"] == pytest.approx(6.39e6, rel=0.01)
-    assert _udp_received_bps(late, 2.0) == pytest.approx(8 * 1215872, rel=1e-9)
+    assert udp_received_bps(late, 2.0) == pytest.approx(8 * 1215872, rel=1e-9)
     # a report without whole intervals falls back to iperf3's total; unreadable gives NaN
     short = tmp_path / "short.json"
     short.write_text(json.dumps(_iperf3_server_report([(0, 0.5, 600000)], 0.5)))
-    assert _udp_received_bps(short, 2.0) == pytest.approx(8 * 600000 / 0.5)
+    assert udp_received_bps(short, 2.0) == pytest.approx(8 * 600000 / 0.5)
     (tmp_path / "bad.json").write_text("warning: not json")
-    assert math.isnan(_udp_received_bps(tmp_path / "bad.json", 2.0))
+    assert math.isnan(udp_received_bps(tmp_path / "bad.json", 2.0))

@@ -330,3 +330,57 @@ def test_build_check_fails_on_a_lost_caption_a_missing_id_and_an_overfull_genera
     assert "D3: its caption is not on page" in text
     assert "B5.2: neither captioned nor in the at-a-glance table" in text
     assert not any(p.startswith("A1") for p in problems)
+
+
+def test_the_provenance_says_which_runs_came_from_an_imported_bundle():
+    import numpy as np
+    import xarray as xr
+
+    from tcprepro.paper import _provenance
+
+    def combined(keys, created):
+        ds = xr.Dataset(
+            {
+                name: ("rep", np.array(values, dtype=object))
+                for name, values in {
+                    "run_cache_key": keys,
+                    "run_created": created,
+                    "run_git_commit": ["abc"] * len(keys),
+                    "run_git_dirty": ["0"] * len(keys),
+                    "run_kernel": ["6.1"] * len(keys),
+                }.items()
+            },
+            attrs={"n_runs": len(keys), "tcprepro_version": "0.1.0", "ns3_version": "3.44"},
+        )
+        return ds
+
+    here = _provenance({"D1": combined(["k1", "k2"], ["2026-01-01", "2026-01-02"])})
+    assert "Every run was simulated by this build's workflow" in here
+    assert r"& here \\" in here
+    source = {
+        "bundle": "paper.tar",
+        "tier": "paper",
+        "manifest_sha256": "f" * 64,
+        "exported_by": {"host": "node1", "cpu": "x", "cores": "64"},
+        "software": {"tcprepro": "0.1.0", "ns3": "3.44"},
+        # k2 was simulated here again after the import: same key, another date
+        "runs": {"k1": "2026-01-01", "k2": "2025-12-31", "k3": "2025-12-31"},
+        "verify": None,
+    }
+    text = _provenance(
+        {
+            "D1": combined(["k1", "k2"], ["2026-01-01", "2026-01-02"]),
+            "D3": combined(["k3"], ["2025-12-31"]),
+        },
+        source,
+    )
+    assert "2 of the 3 runs were imported from the trace bundle paper.tar" in text
+    assert "1 were simulated here" in text
+    assert "f" * 64 in text
+    assert "was not verified on this machine" in text
+    assert r"& bundle 1, here 1 \\" in text
+    assert r"& bundle \\" in text
+    source["verify"] = {"date": "d", "seed": 4, "sampled": 5, "identical": 4, "different": ["x"]}
+    text = _provenance({"D3": combined(["k3"], ["2025-12-31"])}, source)
+    assert "4 of 5 runs drawn at random (seed 4) were re-simulated here bit-identical" in text
+    assert "DIFFERENT: x" in text

@@ -227,9 +227,11 @@ def test_low_stress_claim_can_pass_and_fail():
                 cells[Cell(protocol=protocol, rtt=rtt, buffer=1.0)] = {
                     "queue_pkts": queue,
                     "lost_pkts": (0.0, 0.0) if protocol == "YeahPaper" else (1.0, 1.0),
+                    "warmup_lost_pkts": (5.0, 5.0),  # every flow left slow start by a loss
                     "goodput_bps": (22e6, 22e6),
                 }
-        return _combined("C3.1", cells)
+        # 38 s measured at a 100-ms RTT: the claim's regime asks 300 RTTs
+        return _combined("C3.1", cells, duration_s=40.0)
 
     good = _claims("C3.1", grid(10.0), "C-c3")
     assert good.verdict == "reproduced", good.value
@@ -245,12 +247,20 @@ def test_random_loss_claim_compares_with_reno():
         for protocol, goodput in (("YeahPaper", yeah_goodput), ("NewReno", 20e6)):
             for loss in (0.00001, 0.001):
                 cells[Cell(protocol=protocol, loss=loss)] = {"goodput_bps": (goodput, 0.0)}
-        return _combined("C3.6", cells)
+        return _combined("C3.6", cells, duration_s=40.0)
 
     assert _claims("C3.6", grid(45e6), "C-c4").verdict == "reproduced"
     result = _claims("C3.6", grid(30e6), "C-c4")  # 62 % < 80 %
     assert result.verdict == "not reproduced"
     assert "YeAH 62% at p = 1e-05" in result.value
+    # ten seconds (80 RTTs) cannot decide it: the regime asks 300 RTTs
+    short = {}
+    for loss in (0.00001, 0.001):
+        for protocol in ("YeahPaper", "NewReno"):
+            short[Cell(protocol=protocol, loss=loss)] = {"goodput_bps": (45e6, 0.0)}
+    result = _claims("C3.6", _combined("C3.6", short), "C-c4")
+    assert result.verdict == "inconclusive"
+    assert "shorter than 300 RTTs" in result.explanation
 
 
 def test_every_study_c_claim_has_a_registered_check():

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -5,7 +7,7 @@ from scipy import stats
 from conftest import ACCESS, DUMBBELL
 from tcprepro.errors import ConfigError
 from tcprepro.scenario import SizeLaw
-from tcprepro.scenario_io import apply_overrides, load_scenario_dict
+from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
 from tcprepro.traffic import (
     calibrate,
     expand_packets,
@@ -82,6 +84,8 @@ def test_calibration_solves_the_missing_parameter():
         ("traffic.web.size={law: exponential, mean: 1MB}", "leave one of the three out"),
         ("traffic.web.size={law: pareto, alpha: 1.7, max: 100kB}", "cannot be reached below max"),
         ("traffic.web.size={law: pareto, alpha: 0.9}", "greater than 1"),
+        ("traffic.web.size={law: zipf, alpha: 1.7}", "needs max"),
+        ("traffic.web.size={law: zipf, alpha: 1.7, max: 1GB, min: 1kB, mean: 1MB}", "not both"),
         ("traffic.web.size={law: exponential, alpha: 2}", "takes ['mean']"),
         ("traffic.web.direction=sideways", "'down' or 'up'"),
         ("traffic.web.start=2000s", "no arrival can happen"),
@@ -133,3 +137,72 @@ def test_generators_spread_over_a_sender_group():
     sources = expand_packets(packets, "p", 0)
     assert len(sources) == 3
     assert sum(src.rate_bps for src in sources) == pytest.approx(0.3 * 10e6)
+
+
+# ---- study A's size law (figures A3/A4): Zipf's rank-size law of exponent 1.7 -----------
+
+ROOT = Path(__file__).resolve().parents[1]
+A3 = ROOT / "workflow/scenarios/A3.yaml"
+
+
+def _bounded_pareto_cdf(index, low, high):
+    base = stats.pareto(index, scale=low)
+    return lambda x: np.clip(base.cdf(x) / base.cdf(high), 0.0, 1.0)
+
+
+def test_zipf_law_is_the_rank_size_law_of_its_exponent():
+    law = SizeLaw(law="zipf", alpha=1.7, min="40kB", max="1GB")
+    assert law.tail_index == pytest.approx(1 / 1.7)
+    sizes = size_law_sample(law, np.random.default_rng(3), 200_000)
+    assert stats.kstest(sizes, _bounded_pareto_cdf(1 / 1.7, 40e3, 1e9)).pvalue > 0.01
+    # Zipf: the r-th largest size ~ r^-1.7, on the ranks far from both bounds (the largest
+    # 0.3 % feel the 1-GB bound: (40 kB / 1 GB)^(1/1.7) = 0.26 %)
+    ranked = np.sort(sizes)[::-1]
+    ranks = np.arange(5_000, 50_001)
+    slope = np.polyfit(np.log(ranks), np.log(ranked[ranks - 1]), 1)[0]
+    assert slope == pytest.approx(-1.7, abs=0.15)
+    # the mean of the bounded law (index 1/1.7 on [40 kB, 1 GB]) is computed exactly
+    assert size_law_mean(law) == pytest.approx(sizes.mean(), rel=0.1)
+    # and a Pareto law of index 1.7 (the other reading of the paper's alpha) is rejected
+    assert stats.kstest(sizes, _bounded_pareto_cdf(1.7, 40e3, 1e9)).pvalue < 1e-6
+
+
+def test_a3_size_law_keeps_web_transfers_and_offers_half_the_downlink():
+    """The paper's lambda = 0.15/s, Zipf alpha = 1.7 and 50 % load hold together (A3 notes)."""
+    scenario = load_scenario(A3, [("duration", "4000000s"), ("warmup", "0s")])
+    cal = calibrate(scenario, "web")
+    assert cal.arrival_rate_per_s == 0.15
+    assert cal.pareto_min_bytes == pytest.approx(41.5e3, rel=0.01)  # the notes' 41.5 kB
+    transfers = expand_transfers(scenario, "web", 0)
+    sizes = np.array([t.size_bytes for t in transfers], dtype=float)
+    span = 4_000_000 - 20  # arrivals from 20 s on
+    # web-sized transfers are present: 40 % below 100 kB, median 135 kB (the notes' numbers)
+    assert (sizes < 100e3).mean() == pytest.approx(0.40, abs=0.01)
+    assert np.median(sizes) == pytest.approx(135e3, rel=0.03)
+    # the offered load measured over the long run is the target, within 5 %
+    offered = sizes.sum() * 8 / span / cal.capacity_bps
+    assert offered == pytest.approx(0.5, rel=0.05)
+    # goodness of fit: KS against the stated law, and chi-square over its size histogram
+    cdf = _bounded_pareto_cdf(1 / 1.7, cal.pareto_min_bytes, 1.2e9)
+    assert stats.kstest(sizes, cdf).pvalue > 0.01
+    edges = np.array([cal.pareto_min_bytes, 1e5, 3e5, 1e6, 3e6, 1e7, 1e8, 1.2e9 + 1])
+    observed = np.histogram(sizes, edges)[0]
+    expected = np.diff(cdf(edges)) * sizes.size
+    assert stats.chisquare(observed, expected).pvalue > 0.01
+
+
+def test_a3_load_of_one_run_is_that_of_a_heavy_tail():
+    """One 1000-s run offers a load whose median is below the 50 % mean (the A3 notes)."""
+    scenario = load_scenario(A3)
+    cal = calibrate(scenario, "web")
+    rng = np.random.default_rng(11)
+    loads = []
+    for _ in range(3000):
+        n = rng.poisson(0.15 * 980)
+        sizes = size_law_sample(scenario.traffic["web"].size, rng, n, cal.pareto_min_bytes)
+        loads.append(sizes.sum() * 8 / 980 / cal.capacity_bps)
+    assert np.mean(loads) == pytest.approx(0.5, rel=0.1)
+    assert np.median(loads) == pytest.approx(0.38, abs=0.04)
+    low, high = np.percentile(loads, [10, 90])
+    assert low == pytest.approx(0.13, abs=0.03)
+    assert high == pytest.approx(1.05, abs=0.15)

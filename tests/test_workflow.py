@@ -22,8 +22,8 @@ pytestmark = pytest.mark.slow
 BIN = str(Path(sys.executable).parent)
 
 
-def snakemake(workdir, *args, check=True):
-    env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"}
+def snakemake(workdir, *args, check=True, env=None):
+    env = {**(env or os.environ), "PATH": f"{BIN}:{os.environ['PATH']}"}
     result = subprocess.run(
         [f"{BIN}/snakemake", *args],
         cwd=workdir,
@@ -124,6 +124,25 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
     assert "emulation included" in result.stderr
 
 
+def test_dry_run_of_the_verify_profile_runs_the_claims_cells_only(tmp_path):
+    from tcprepro.campaign import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml", {"tier": "verify"})
+    read = [f for f in config.simulated_figures if config.runs(f, "verify")]
+    workdir = copy_workflow(tmp_path)
+    result = snakemake(
+        workdir, "--profile", "workflow/profiles/verify", "-n", "--cores", "2", "claims_tables"
+    )
+    counts = job_counts(result.stdout)
+    # the paper tier's runs of the cells the claims read (tests/test_campaign.py checks
+    # that these are exactly the registry's cells), combined per figure, and no figure drawn
+    assert counts["simulate"] == sum(len(config.runs(f, "verify")) for f in read)
+    assert counts["combine"] == len(read)
+    assert counts["claims"] == 4
+    assert "figure" not in counts
+    assert "paper" not in counts
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     workdir = copy_workflow(tmp_path_factory.mktemp("workflow"))
@@ -154,8 +173,9 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     for claim in ("A-c1", "A-c3", "A-c4", "A-c5", "A-c6", "A-c7", "A-c8", "A-c9"):
         assert claim in claims
     log = (workdir / "data/logs/claims/A.log").read_text()
-    # one block per claim, its verdict in capitals after the id
-    assert re.search(r"^A-c5 +(REPRODUCED|NOT REPRODUCED|PENDING) +paper:", log, re.M)
+    # one block per claim, its verdict in capitals after the id, with its coverage
+    verdicts = "REPRODUCED|NOT REPRODUCED|INCONCLUSIVE|PENDING"
+    assert re.search(rf"^A-c5 +({verdicts}) on 1 of 1 cells$", log, re.M)
     tex = (workdir / "paper/generated/claims_A.tex").read_text()
     assert "A-c2" in tex
     assert "pending" in tex

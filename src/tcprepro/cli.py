@@ -20,6 +20,9 @@ from tcprepro.errors import ConfigError, TcpreproError
 
 __all__ = ["main"]
 
+#: emulation routes (tcprepro.emulation.capabilities.ROUTES, without importing it)
+ROUTES = ("auto", "native", "uml", "vm")
+
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from tcprepro import doctor
@@ -122,6 +125,19 @@ def _cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_build_uml(args: argparse.Namespace) -> int:
+    from tcprepro.emulation.umlkernel import build_kernel, find_kernel
+
+    cached = None if args.force else find_kernel()
+    started = time.perf_counter()
+    kernel = cached or build_kernel(
+        force=args.force, jobs=args.jobs, progress=lambda text: print(f"tcprepro: {text}")
+    )
+    state = "cached" if cached else f"built in {time.perf_counter() - started:.0f} s"
+    print(f"{kernel.path} (Linux {kernel.version}, {state})")
+    return 0
+
+
 def _workflow(args: argparse.Namespace):
     from tcprepro.campaign import load_workflow_config
 
@@ -136,9 +152,12 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     from tcprepro.campaign import plan_report
+    from tcprepro.campaign.plan import budget_report
 
     config = _workflow(args)
-    print(plan_report(config, args.tier or config.tier, args.cores, Path(args.workdir)))
+    tier = args.tier or config.tier
+    print(plan_report(config, tier, args.cores, Path(args.workdir), args.claim or None))
+    print(budget_report(config, tier, args.cores))
     return 0
 
 
@@ -182,6 +201,10 @@ def _cmd_paper_inputs(args: argparse.Namespace) -> int:
         combined[str(with_figure)] = path
     extra = {"emulation_note": args.emulation_note} if args.emulation_note else {}
     excluded = dict.fromkeys(args.excluded, args.excluded_reason or "skipped by this build")
+    if args.source:
+        from tcprepro.campaign.bundle import read_record
+
+        extra["source"] = read_record(args.source)
     for path in write_paper_inputs(
         config,
         args.tier or config.tier,
@@ -207,6 +230,44 @@ def _cmd_paper_check(args: argparse.Namespace) -> int:
         return 1
     print(f"paper check: {args.pdf} passes (overfull boxes, captions, at-a-glance table)")
     return 0
+
+
+def _cmd_bundle_export(args: argparse.Namespace) -> int:
+    from tcprepro.campaign.bundle import export_bundle
+
+    config = _workflow(args)
+    export_bundle(config, args.tier, args.output, Path(args.workdir))
+    return 0
+
+
+def _cmd_bundle_import(args: argparse.Namespace) -> int:
+    from tcprepro.campaign.bundle import import_bundle
+
+    config = _workflow(args)
+    result = import_bundle(args.bundle, config, Path(args.workdir))
+    print(
+        f"{args.bundle}: {result.runs} runs and {result.combined} combined datasets placed "
+        f"in data/ ({result.replaced} replaced; tier {result.bundle.tier}); manifest SHA-256 "
+        f"{result.bundle.digest}\n"
+        f"next: make figures PROFILE={result.bundle.tier} (no simulation), then "
+        f"tcprepro bundle verify {args.bundle} --sample N"
+    )
+    return 0
+
+
+def _cmd_bundle_verify(args: argparse.Namespace) -> int:
+    from tcprepro.campaign.bundle import verify_bundle
+
+    config = _workflow(args)
+    result = verify_bundle(
+        args.bundle,
+        config,
+        args.sample,
+        args.seed,
+        Path(args.workdir),
+        Path(args.workflow_config),
+    )
+    return 0 if result.ok else 1
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
@@ -257,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def workflow_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--workflow-config", default="workflow/config.yaml")
-        p.add_argument("--tier", choices=("smoke", "quick", "paper"))
+        p.add_argument("--tier", choices=("smoke", "quick", "paper", "verify"))
 
     p = sub.add_parser("doctor", help="print the capability table of this host")
     p.set_defaults(func=_cmd_doctor)
@@ -282,10 +343,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rep", type=int, default=0, help="repetition index (default 0)")
     p.add_argument(
         "--route",
-        choices=("auto", "native", "vm"),
+        choices=ROUTES,
         default="auto",
-        help="native: Mininet on this kernel; vm: inside a full-kernel VM (virtme-ng); "
-        "auto (default): native when this kernel has every qdisc and congestion control",
+        help="native: Mininet on this kernel; uml: inside User-mode Linux with a virtual "
+        "clock; vm: inside a full-kernel VM (virtme-ng); auto (default): native when this "
+        "kernel has every qdisc and congestion control, else uml when its kernel is built",
     )
     p.add_argument("--probe-s", type=float, default=2.0, help="fidelity probe length (s)")
     p.set_defaults(func=_cmd_emulate)
@@ -295,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     workflow_args(p)
     p.add_argument("--figure", required=True)
-    p.add_argument("--route", choices=("auto", "native", "vm"), default="auto")
+    p.add_argument("--route", choices=ROUTES, default="auto")
     p.add_argument("-o", "--output", required=True, help="combined emulated dataset (.nc)")
     p.set_defaults(func=_cmd_emulate_figure)
 
@@ -312,6 +374,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true")
     p.set_defaults(func=_cmd_build)
 
+    p = sub.add_parser(
+        "build-uml-kernel",
+        help="build the virtual-clock User-mode Linux kernel of the uml route (once, cached)",
+    )
+    p.add_argument("--force", action="store_true", help="build again even when cached")
+    p.add_argument("--jobs", type=int, help="make -j (default: the number of CPUs)")
+    p.set_defaults(func=_cmd_build_uml)
+
     p = sub.add_parser("sweep-run", help="run one run of a figure's sweep (used by Snakemake)")
     workflow_args(p)
     p.add_argument("--figure", required=True)
@@ -325,7 +395,47 @@ def build_parser() -> argparse.ArgumentParser:
     workflow_args(p)
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    p.add_argument(
+        "--claim",
+        action="append",
+        help="verify tier: only the cells this claim reads (repeatable, e.g. --claim B-c1)",
+    )
     p.set_defaults(func=_cmd_plan)
+
+    p = sub.add_parser(
+        "bundle", help="trace bundles: pack a tier's results, import them, re-check a sample"
+    )
+    bundle = p.add_subparsers(dest="bundle_command", required=True)
+    q = bundle.add_parser(
+        "export",
+        help="pack every run of a tier, its combined datasets, "
+        "scenarios, claims and a manifest into one tar file",
+    )
+    q.add_argument("--workflow-config", default="workflow/config.yaml")
+    q.add_argument("--tier", choices=("smoke", "quick", "paper"), required=True)
+    q.add_argument("-o", "--output", required=True, help="bundle file (.tar, .tar.gz, .tar.xz)")
+    q.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    q.set_defaults(func=_cmd_bundle_export)
+    q = bundle.add_parser(
+        "import",
+        help="check a bundle (checksums, cache keys), then place "
+        "its runs so that make figures simulates nothing",
+    )
+    q.add_argument("bundle", help="bundle file")
+    q.add_argument("--workflow-config", default="workflow/config.yaml")
+    q.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    q.set_defaults(func=_cmd_bundle_import)
+    q = bundle.add_parser(
+        "verify",
+        help="re-simulate a random sample of a bundle's runs and "
+        "compare them bit for bit (exit 1 when one differs)",
+    )
+    q.add_argument("bundle", help="bundle file")
+    q.add_argument("--sample", type=int, required=True, help="how many runs to re-simulate")
+    q.add_argument("--seed", type=int, help="seed of the random draw (default: a new one, printed)")
+    q.add_argument("--workflow-config", default="workflow/config.yaml")
+    q.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    q.set_defaults(func=_cmd_bundle_verify)
 
     p = sub.add_parser("bench", help="measure speed, start-up, scaling, memory and storage")
     p.add_argument("--quick", action="store_true", help="short runs: check the harness only")
@@ -368,6 +478,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--excluded-reason", default="", help="why it skips them")
     p.add_argument("--facts-dir", help="folder of the figures' records (<id>.json)")
     p.add_argument("--claims", nargs="*", default=[], help="claims CSVs (data/claims/*.csv)")
+    p.add_argument(
+        "--source",
+        metavar="RECORD",
+        help="data/bundle/import.json: the runs came from an imported trace bundle",
+    )
     p.add_argument("combined", nargs="+")
     p.set_defaults(func=_cmd_paper_inputs)
 

@@ -2,7 +2,8 @@
 
 This module owns the list of capabilities tcprepro depends on (the ns-3
 bindings, a C++ compiler, tcprepro's compiled models, root, Mininet, iperf3, iperf 2,
-the netem qdisc, the kernel's congestion controls, LaTeX, ...). ``tcprepro
+the netem qdisc, the kernel's congestion controls, the UML kernel of the
+virtual-clock route, LaTeX, ...). ``tcprepro
 doctor`` prints them as a table; backends call :func:`require` to refuse a
 run up front with one message naming everything that is missing.
 """
@@ -164,7 +165,7 @@ def netem_available() -> Status:
     return Status(
         False,
         "the kernel has no netem qdisc (sch_netem)",
-        "modprobe sch_netem, or use the full-kernel VM route",
+        "modprobe sch_netem, or use the UML (virtual clock) or full-kernel VM route",
     )
 
 
@@ -216,8 +217,38 @@ def _kvm() -> Status:
     return Status(accel == "kvm", reason, "the VM route falls back to QEMU TCG (slower)")
 
 
+# ---- the emulation's virtual-clock UML route (tcprepro.emulation.uml) -------
+
+
+def _uml_build_tools() -> Status:
+    from tcprepro.emulation.umlkernel import build_missing
+
+    missing = build_missing()
+    if not missing:
+        return Status(True, "linux-source-6.1 and the build tools are installed")
+    packages = " ".join(sorted({package for _, package in missing}))
+    return Status(
+        False, "missing: " + ", ".join(name for name, _ in missing), f"apt-get install {packages}"
+    )
+
+
+def _uml_kernel() -> Status:
+    from tcprepro.emulation.umlkernel import find_kernel, source_version
+
+    kernel = find_kernel()
+    if kernel is not None:
+        return Status(
+            True,
+            f"Linux {kernel.version} with a virtual clock, built in {kernel.build_s:.0f} s: "
+            f"{kernel.path}",
+        )
+    if source_version() is None:
+        return Status(False, "no linux-source-6.1", "apt-get install linux-source-6.1")
+    return Status(False, "not built yet", "tcprepro build-uml-kernel (once, a few minutes)")
+
+
 def emulation_routes() -> list[str]:
-    """Which emulation route (native or VM) typical scenarios take on this host, and why."""
+    """Which emulation route (native, UML or VM) typical scenarios take here, and why."""
     from tcprepro.emulation.capabilities import Needs, route_report
 
     lines = route_report(
@@ -229,7 +260,7 @@ def emulation_routes() -> list[str]:
         }
     )
     return [
-        "Emulation routes on this host (force one with `tcprepro emulate --route native|vm`",
+        "Emulation routes on this host (force one with `tcprepro emulate --route native|uml|vm`",
         "or `emulation_route:` in workflow/config.yaml):",
         *(f"  {line}" for line in lines),
     ]
@@ -253,6 +284,8 @@ CAPABILITIES: list[Capability] = [
     Capability("tc", "emulations", _program("tc", "iproute2")),
     Capability("netem", "emulated delay", netem_available),
     Capability("kernel-congestion-controls", "emulated variants", _kernel_cc),
+    Capability("uml-build-tools", "building the UML kernel", _uml_build_tools),
+    Capability("uml-kernel", "emulation UML route (virtual clock)", _uml_kernel),
     Capability("virtme-ng", "emulation VM route", _vm_program("vng", "pip install virtme-ng")),
     Capability(
         "qemu",

@@ -39,11 +39,15 @@ from typing import Any
 
 import xarray as xr
 
+from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig
+from tcprepro.claims import VERDICT_COLOURS
 from tcprepro.errors import ConfigError
 from tcprepro.latex import atomic_write as _write
 from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
+from tcprepro.scenario_io import load_scenario
+from tcprepro.topology import build_plan, flow_path
 from tcprepro.units import format_rate
 
 __all__ = [
@@ -56,13 +60,6 @@ __all__ = [
     "write_paper_inputs",
 ]
 
-#: colour of each verdict in the report; a verdict not listed is printed in black
-VERDICT_COLOURS = {
-    "reproduced": "ForestGreen",
-    "not reproduced": "BrickRed",
-    "inconclusive": "Orange",
-    "pending": "gray",
-}
 _BACKENDS = {"ns3": "ns-3", "mininet": "Mininet (real Linux TCP)"}
 
 
@@ -400,14 +397,70 @@ def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _provenance(combined: Mapping[str, xr.Dataset]) -> str:
+def _from_bundle(ds: xr.Dataset, source: Mapping[str, Any] | None) -> int:
+    """How many of a combined dataset's runs are the imported bundle's own datasets.
+
+    A run is the bundle's when its cache key and creation date are those the bundle's
+    manifest lists (a run simulated here again has the same key, not the same date).
+    """
+    if not source:
+        return 0
+    bundled = source.get("runs", {})
+    keys = ds["run_cache_key"].values.ravel()
+    created = ds["run_created"].values.ravel()
+    return sum(1 for k, c in zip(keys, created, strict=True) if k and bundled.get(str(k)) == str(c))
+
+
+def _source_text(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | None) -> str:
+    """Where this build's data came from: simulated here, or imported from a trace bundle."""
+    if not source:
+        return (
+            r"\paragraph{Source of the data.} Every run was simulated by this build's workflow "
+            r"(no trace bundle imported); the hosts that ran them are in "
+            r"Table~\ref{tab:provenance}." + "\n"
+        )
+    runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
+    bundled = sum(_from_bundle(ds, source) for ds in combined.values())
+    machine = source.get("exported_by", {})
+    text = r"\paragraph{Source of the data.} " + tex(
+        f"{bundled} of the {runs} runs were imported from the trace bundle "
+        f"{source.get('bundle', '')} (tier {source.get('tier', '')}, manifest SHA-256 "
+        f"{source.get('manifest_sha256', '')}), exported on {source.get('exported', '')} "
+        f"by host {machine.get('host', '?')} ({machine.get('cpu', '?')}, "
+        f"{machine.get('cores', '?')} cores) from tcprepro "
+        f"{source.get('software', {}).get('tcprepro', '?')} and ns-3 "
+        f"{source.get('software', {}).get('ns3', '?')}"
+        + (f"; {runs - bundled} were simulated here. " if runs > bundled else ". ")
+    )
+    verify = source.get("verify")
+    if not verify:
+        text += tex(
+            "The bundle was not verified on this machine (tcprepro bundle verify re-simulates "
+            "a random sample of its runs and compares them bit for bit)."
+        )
+    else:
+        different = verify.get("different", []) + verify.get("combined_differ", [])
+        text += tex(
+            f"Verified on {verify.get('date', '')}: {verify.get('identical')} of "
+            f"{verify.get('sampled')} runs drawn at random (seed {verify.get('seed')}) were "
+            "re-simulated here bit-identical"
+            + (f"; DIFFERENT: {', '.join(different)}" if different else "")
+            + "."
+        )
+    return text + "\n"
+
+
+def _provenance(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | None = None) -> str:
     lines = [
+        _source_text(combined, source),
         r"\begin{longtable}{@{}P{0.065\linewidth}P{0.05\linewidth}P{0.09\linewidth}"
-        r"P{0.08\linewidth}P{0.28\linewidth}P{0.28\linewidth}@{}}",
+        r"P{0.08\linewidth}P{0.22\linewidth}P{0.24\linewidth}P{0.1\linewidth}@{}}",
         r"\caption{Provenance of every figure's combined dataset.}\label{tab:provenance}\\",
-        r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates \\ \midrule",
+        r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates & Source "
+        r"\\ \midrule",
         r"\endfirsthead",
-        r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates \\ \midrule",
+        r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates & Source "
+        r"\\ \midrule",
         r"\endhead",
     ]
     for figure, ds in combined.items():
@@ -417,10 +470,20 @@ def _provenance(combined: Mapping[str, xr.Dataset]) -> str:
         created = sorted(str(c) for c in ds["run_created"].values.ravel() if c)
         code = ", ".join(commits) + (" (dirty tree)" if dirty else "")
         dates = f"{', '.join(kernels)}; {created[0][:10]} to {created[-1][:10]}" if created else ""
+        n_runs = int(ds.attrs.get("n_runs", 0))
+        bundled = _from_bundle(ds, source)
+        origin = (
+            "here"
+            if not bundled
+            else "bundle"
+            if bundled == n_runs
+            else f"bundle {bundled}, here {n_runs - bundled}"
+        )
         lines.append(
-            rf"{tex(figure)} & {ds.attrs.get('n_runs', '')} & "
+            rf"{tex(figure)} & {n_runs} & "
             rf"{tex(str(ds.attrs.get('tcprepro_version', '')))} & "
-            rf"{tex(str(ds.attrs.get('ns3_version', '')))} & {tex(code)} & {tex(dates)} \\"
+            rf"{tex(str(ds.attrs.get('ns3_version', '')))} & {tex(code)} & {tex(dates)} & "
+            rf"{tex(origin)} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
     return "\n".join(lines) + "\n"
@@ -431,9 +494,11 @@ def _provenance(combined: Mapping[str, xr.Dataset]) -> str:
 
 
 def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
-    """Rows (claim, study, verdict, coverage) of the claims CSVs ``data/claims/<study>.csv``.
+    """Rows (claim, study, verdict, cells, coverage) of the claims CSVs ``data/claims/<study>.csv``.
 
-    The study is the CSV's stem; every verdict string the CSVs hold is kept as is.
+    The study is the CSV's stem; every verdict string the CSVs hold is kept as is (a
+    verdict the report has no colour for is printed in black). ``cells`` is the claim's
+    "k of n cells" when the CSV gives it (empty otherwise).
     """
     rows = []
     for path in sorted(Path(p) for p in paths):
@@ -444,6 +509,7 @@ def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
                         "claim": row["claim"],
                         "study": path.stem,
                         "verdict": row["verdict"],
+                        "cells": row.get("cells", "") or "",
                         "coverage": row.get("coverage", "") or "",
                     }
                 )
@@ -552,8 +618,11 @@ def _glance(
         if study is not None and row["study"] != study:
             lines.append(r"\addlinespace")
         study = row["study"]
+        coverage = "; ".join(
+            text for text in (f"on {row['cells']}" if row["cells"] else "", row["coverage"]) if text
+        )
         lines.append(
-            rf"{tex(row['claim'])} & {_verdict(row['verdict'])} & {tex(row['coverage'])} & "
+            rf"{tex(row['claim'])} & {_verdict(row['verdict'])} & {tex(coverage)} & "
             rf"\pageref{{claim:{row['claim']}}} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}", r"\endgroup", ""]
@@ -666,6 +735,37 @@ def _load_facts(facts_dir: Path | None, figure: str) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def _rtts_text(config: WorkflowConfig, figure: str) -> str:
+    """The RTTs of a figure's ``delay`` sweep (the paper tier's values), e.g. ``4 and 12 ms``."""
+    block = config.figure(figure)
+    path = block["sweep"]["delay"]["path"]
+    rtts_ms = []
+    for delay in config.sweep_values(figure, "paper")["delay"]:
+        scenario = load_scenario(block["scenario"], [(path, delay)])
+        plan = build_plan(scenario, 0)
+        rtts_ms.append(flow_path(plan, plan.flows[0]).rtt_s * 1000)
+    return " and ".join(f"{rtt:g}" for rtt in rtts_ms) + " ms"
+
+
+def _quoted_parameters(config: WorkflowConfig) -> dict[str, str]:
+    """Parameters the prose quotes (paper/tcprepro.tex), read from the scenarios.
+
+    Study D's emulated twin D1.1 is D1 scaled in time: its rate, its RTTs next to D1's,
+    and the factor between the two rates.
+    """
+    if not {"D1", "D1.1"} <= set(config.figures):
+        return {}
+    rate = config.figure_scenario("D1", "paper").topology.bottleneck.rate
+    emulated = config.figure_scenario("D1.1", "paper").topology.bottleneck.rate
+    return {
+        "dRate": format_rate(rate),
+        "dEmuRate": format_rate(emulated),
+        "dEmuTimeScale": f"{rate / emulated:g}",
+        "dRtts": _rtts_text(config, "D1"),
+        "dEmuRtts": _rtts_text(config, "D1.1"),
+    }
+
+
 def write_paper_inputs(
     config: WorkflowConfig,
     tier: str,
@@ -677,6 +777,7 @@ def write_paper_inputs(
     excluded: Mapping[str, str] | None = None,
     facts_dir: str | Path | None = None,
     claims_csvs: Iterable[str | Path] = (),
+    source: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write glance, body, parameters, deviations, provenance and numbers into ``out_dir``.
 
@@ -697,6 +798,10 @@ def write_paper_inputs(
         Folder of the figures' records (``<id>.json``, written with each PDF).
     claims_csvs
         The claims CSVs (``data/claims/<study>.csv``) the verdict totals count.
+    source
+        The record of an imported trace bundle
+        (:func:`tcprepro.campaign.bundle.source_record`), or None when every run was
+        simulated here: the provenance section says which runs came from where.
     """
     from tcprepro.store import open_dataset
 
@@ -735,6 +840,8 @@ def write_paper_inputs(
         "simHours": f"{sim_seconds / 3600:.1f}",
         "nPendingCells": str(sum(len(v) for v in pending.values())),
         "emulation": emulation_note or "emulation not considered in this build",
+        "nsVersion": provenance.ns3_version(),
+        **_quoted_parameters(config),
     }
     studies = sorted({str(config.figure(f)["study"]) for f in order})
     written = []
@@ -745,7 +852,7 @@ def write_paper_inputs(
         ),
         "parameters.tex": _parameters(config, tier, simulated),
         "deviations.tex": _deviations(config, tier, simulated),
-        "provenance.tex": _provenance({f: combined[f] for f in simulated}),
+        "provenance.tex": _provenance({f: combined[f] for f in simulated}, source),
         "numbers.tex": "".join(
             rf"\newcommand{{\repro{k[0].upper() + k[1:]}}}{{{tex(v)}}}" + "\n"
             for k, v in numbers.items()

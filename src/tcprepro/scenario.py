@@ -1,4 +1,4 @@
-"""Scenario configuration: the YAML schema, its validation and its resolution.
+"""The scenario model: what a scenario is, validated, typed and in SI units.
 
 This module owns what a scenario *is*: a topology (links with rate, one-way
 delay, buffer in packets and queue discipline per direction), TCP flows
@@ -334,16 +334,20 @@ class FlowConfig(_Endpoints):
 class SizeLaw(_Strict):
     """Distribution of transfer sizes (bytes).
 
-    ``fixed`` (``size``), ``exponential`` (``mean``) or ``pareto`` (shape
-    ``alpha`` > 1, scale ``min``, optional truncation ``max``: a bounded Pareto).
-    For a Pareto law, give ``min`` or ``mean`` (not both); a generator with a
-    ``load`` may leave the scale open, and it is calibrated to that load.
+    ``fixed`` (``size``), ``exponential`` (``mean``), ``pareto`` (shape
+    ``alpha`` > 1, scale ``min``, optional truncation ``max``: a bounded Pareto) or
+    ``zipf`` (Zipf's rank-size law of exponent ``alpha`` > 0: the r-th largest of n
+    sizes is proportional to r^-alpha, i.e. P(S > s) proportional to s^(-1/alpha), a
+    Pareto law of index 1/alpha on [``min``, ``max``]; ``max`` is required when
+    alpha >= 1, whose unbounded mean is infinite). For a Pareto or Zipf law, give
+    ``min`` or ``mean`` (not both); a generator with a ``load`` may leave the scale
+    open, and it is calibrated to that load.
     """
 
-    law: Literal["fixed", "exponential", "pareto"]
+    law: Literal["fixed", "exponential", "pareto", "zipf"]
     size: Size | None = Field(default=None, gt=0)
     mean: Size | None = Field(default=None, gt=0)
-    alpha: float | None = Field(default=None, gt=1)
+    alpha: float | None = Field(default=None, gt=0)
     min: Size | None = Field(default=None, gt=0)
     max: Size | None = Field(default=None, gt=0)
 
@@ -353,19 +357,32 @@ class SizeLaw(_Strict):
             "fixed": {"size"},
             "exponential": {"mean"},
             "pareto": {"alpha", "min", "mean", "max"},
+            "zipf": {"alpha", "min", "mean", "max"},
         }[self.law]
         given = {k for k in ("size", "mean", "alpha", "min", "max") if getattr(self, k) is not None}
         if given - allowed:
             extra = sorted(given - allowed)
             raise ValueError(f"a {self.law} law takes {sorted(allowed)}, not {extra}")
-        if self.law == "pareto":
+        if self.law == "pareto" and (self.alpha is None or self.alpha <= 1):
+            raise ValueError("a pareto law needs alpha greater than 1")
+        if self.law == "zipf":
             if self.alpha is None:
-                raise ValueError("a pareto law needs alpha (> 1)")
+                raise ValueError("a zipf law needs alpha (its rank exponent, > 0)")
+            if self.alpha >= 1 and self.max is None:
+                raise ValueError("a zipf law with alpha >= 1 needs max (its mean is infinite)")
+        if self.law in ("pareto", "zipf"):
             if self.min is not None and self.mean is not None:
-                raise ValueError("give min or mean for a pareto law, not both")
+                raise ValueError(f"give min or mean for a {self.law} law, not both")
             if self.min is not None and self.max is not None and self.max <= self.min:
                 raise ValueError("max must exceed min")
         return self
+
+    @property
+    def tail_index(self) -> float | None:
+        """Pareto index of a power law: P(S > s) ~ s^-index (pareto: alpha; zipf: 1/alpha)."""
+        if self.alpha is None:
+            return None
+        return float(self.alpha) if self.law == "pareto" else 1.0 / float(self.alpha)
 
 
 class TransferGenerator(_Endpoints):

@@ -20,6 +20,11 @@ Size laws
     law on [min, max] (the Pareto law conditioned on S <= max). The mean of an
     unbounded law is alpha·min/(alpha − 1); a bounded law's mean is computed
     exactly, and a law given by its mean has its ``min`` solved for.
+``zipf``
+    Zipf's rank-size law of exponent alpha: ranked in decreasing order, the r-th
+    largest size is proportional to r^-alpha, which is the (bounded) Pareto law of
+    index 1/alpha (P(S > s) = (min/s)^(1/alpha), conditioned on S <= max). With
+    alpha >= 1 the index is at most 1 and only a bounded law has a mean.
 
 Sizes are rounded to whole bytes (at least 1).
 """
@@ -62,7 +67,7 @@ class Calibration:
     mean_size_bytes: float
     load: float  # offered load, fraction of the capacity defined in the module docstring
     capacity_bps: float
-    pareto_min_bytes: float | None = None  # solved scale of a Pareto law
+    pareto_min_bytes: float | None = None  # solved scale of a Pareto or Zipf law
 
 
 @dataclass(frozen=True)
@@ -92,9 +97,12 @@ class PlannedPacketSource:
 
 
 def _bounded_pareto_mean(alpha: float, low: float, high: float | None) -> float:
+    """Mean of the Pareto law of index ``alpha`` on [low, high] (high None: unbounded)."""
     if high is None:
         return alpha * low / (alpha - 1.0)
     ratio = (low / high) ** alpha
+    if math.isclose(alpha, 1.0):
+        return low * math.log(high / low) / (1.0 - ratio)
     return (
         (alpha * low**alpha / (1.0 - ratio))
         * (low ** (1 - alpha) - high ** (1 - alpha))
@@ -123,7 +131,8 @@ def size_law_mean(law: SizeLaw, pareto_min: float | None = None) -> float | None
     low = pareto_min if pareto_min is not None else law.min
     if low is None:
         return None
-    return _bounded_pareto_mean(law.alpha, float(low), None if law.max is None else float(law.max))
+    high = None if law.max is None else float(law.max)
+    return _bounded_pareto_mean(float(law.tail_index), float(low), high)
 
 
 def size_law_sample(
@@ -135,7 +144,7 @@ def size_law_sample(
     elif law.law == "exponential":
         values = rng.exponential(float(law.mean), n)
     else:
-        alpha = float(law.alpha)
+        alpha = float(law.tail_index)
         if pareto_min is not None:
             low = pareto_min
         elif law.min is not None:
@@ -195,7 +204,7 @@ def calibrate(scenario: Scenario, name: str) -> Calibration:
     if mean is None:  # calibrate the Pareto scale to the load
         mean = gen.load * capacity / (8.0 * gen.arrival_rate)
         high = None if law.max is None else float(law.max)
-        low = _pareto_min_for_mean(float(law.alpha), mean, high)
+        low = _pareto_min_for_mean(float(law.tail_index), mean, high)
         return Calibration(gen.arrival_rate, mean, gen.load, capacity, pareto_min_bytes=low)
     if gen.arrival_rate is None:
         return Calibration(gen.load * capacity / (8.0 * mean), mean, gen.load, capacity)

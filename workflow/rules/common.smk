@@ -8,6 +8,7 @@ from snakemake.utils import validate
 from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
+from tcprepro.campaign.bundle import RECORD as BUNDLE_RECORD
 
 validate(config, "../schemas/config.schema.yaml")
 WORKFLOW = WorkflowConfig(config)
@@ -58,18 +59,27 @@ def figure_combined(wildcards):
 def study_combined(wildcards):
     """Combined datasets of a study's figures: simulated ones, and emulated-only ones
     (backends: [mininet], e.g. D1.1) when this build includes them; cross-checks aside.
+    The verify tier runs only the figures a claim reads.
     """
     simulated = WORKFLOW.simulated_figures
     return [
         WORKFLOW.combined_path(f)
         for f in WORKFLOW.figures_of(wildcards.study)
-        if f in simulated and f in FIGURES and not WORKFLOW.crosschecked(f)
+        if f in simulated
+        and f in FIGURES
+        and not WORKFLOW.crosschecked(f)
+        and (TIER != "verify" or WORKFLOW.runs(f, TIER))
     ]
 
 
 def paper_files(kind):
     """Figure PDFs (kind "figure") or tables ("table") of the paper, skipped figures aside."""
     return [path for path in WORKFLOW.paper_files(kind) if Path(path).stem in FIGURES]
+
+
+def bundle_record(wildcards):
+    """The record of an imported trace bundle, when there is one (tcprepro bundle import)."""
+    return [str(BUNDLE_RECORD)] if BUNDLE_RECORD.exists() else []
 
 
 def emulated_cache_keys(wildcards):
@@ -79,5 +89,11 @@ def emulated_cache_keys(wildcards):
     return sorted(emulated_run_cache_key(run, EMULATION.route, tool) for run in runs)
 
 
+def plan_cores():
+    """Cores the plan divides the work by: --cores here; on a cluster (no --cores), --jobs."""
+    settings = workflow.resource_settings
+    return settings.cores or settings.nodes or 1
+
+
 onstart:
-    print(plan_report(WORKFLOW, TIER, workflow.cores))
+    print(plan_report(WORKFLOW, TIER, plan_cores()))

@@ -1,9 +1,10 @@
 # Emulation rules (tcprepro.emulation): a figure whose config block lists
 # `backends: [ns3, mininet]` is also run with real Linux TCP in Mininet, natively
-# (needs root) or inside a full-kernel VM (virtme-ng), then compared with ns-3.
-# Emulations run in real time and share the host's kernel: one job at a time per
-# host (resource `emulation`, which the profiles grant once), always on this
-# machine (localrules). One job per figure, so the VM route boots once per batch;
+# (needs root), inside User-mode Linux with a virtual clock, or inside a full-kernel
+# VM (virtme-ng), then compared with ns-3. Emulations share the host's kernel or
+# cores: one job at a time per host (resource `emulation`, which the profiles grant
+# once), always on this machine (localrules). One job per figure, so the UML and VM
+# routes boot once per batch;
 # inside it each run is cached under data/emulated/ by its own cache key (kernel,
 # iperf3, route, scenario), and only changed runs are redone.
 
@@ -26,7 +27,7 @@ rule emulate_figure:
         route=EMULATION.route,
         cache_keys=emulated_cache_keys,
     message:
-        "Emulating {wildcards.figure} in real time (needs root, or the VM route)"
+        "Emulating {wildcards.figure} (native needs root; or the UML or VM route)"
     shell:
         "tcprepro emulate-figure --tier {params.tier} --figure {wildcards.figure} "
         "--route {params.route} -o {output} > {log} 2>&1"

@@ -46,3 +46,9 @@ rule claims:
     shell:
         "tcprepro claims --study {wildcards.study} --tex {output.tex} --csv {output.csv} "
         "{input} > {log} 2>&1"
+
+
+rule claims_tables:
+    # every study's claims table (the verify tier's target: it draws no figure)
+    input:
+        expand("data/claims/{study}.csv", study=STUDIES),

@@ -1,5 +1,8 @@
 # Paper rules: generated LaTeX inputs (at a glance, body, parameters, deviations,
-# provenance, numbers quoted in the text), then latexmk and the build check.
+# provenance, numbers quoted in the text), then latexmk and the build check. After
+# `tcprepro bundle import`, the import record (data/bundle/import.json) is an input too:
+# the provenance section says which runs came from the bundle, and a later
+# `bundle verify` updates it.
 
 
 rule paper_inputs:
@@ -7,6 +10,7 @@ rule paper_inputs:
         combined=[WORKFLOW.combined_path(figure) for figure in SIMULATED],
         facts=[path.removesuffix(".pdf") + ".json" for path in paper_files("figure")],
         claims=expand("data/claims/{study}.csv", study=STUDIES),
+        source=bundle_record,
     output:
         "paper/generated/glance.tex",
         "paper/generated/body.tex",
@@ -21,10 +25,13 @@ rule paper_inputs:
         emulation=EMULATION.summary,
         excluded=[figure for figure in WORKFLOW.figures if figure not in FIGURES],
         reason=EMULATION.reason,
+        source=lambda wildcards, input: (
+            f"--source {input.source}" if input.source else ""
+        ),
     shell:
         "tcprepro paper-inputs --tier {params.tier} --emulation-note {params.emulation:q} "
         "--excluded {params.excluded} --excluded-reason {params.reason:q} "
-        "--facts-dir paper/figures --claims {input.claims} "
+        "--facts-dir paper/figures --claims {input.claims} {params.source} "
         "--out-dir paper/generated {input.combined} > {log} 2>&1"
 
 

@@ -10,11 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from tcprepro import metrics
 
-__all__ = ["cell_mechanism", "cell_table", "matched_mean", "pick", "response_times"]
+__all__ = [
+    "SIZE_CLASSES",
+    "cell_mechanism",
+    "cell_table",
+    "matched_mean",
+    "pick",
+    "response_summary",
+    "response_times",
+]
 
 
 def cell_table(ds: xr.Dataset) -> xr.Dataset:
@@ -81,3 +90,39 @@ def cell_mechanism(run: xr.Dataset) -> dict[str, xr.DataArray | float]:
             run["lost_ack_pkts"].sel(flow="down").where(mask).sum(["time"]).mean("rep")
         ),
     }
+
+
+#: size classes of the response-time summary (bytes): short, medium, long transfers
+SIZE_CLASSES = ((0.0, 1e5), (1e5, 1e6), (1e6, np.inf))
+
+
+def response_summary(ds: xr.Dataset, load: float) -> pd.DataFrame:
+    """Completed and censored transfers and mean response times per (up, down) and size class.
+
+    One row per (``up``, ``down``): ``completed``, ``censored`` (still running at the end),
+    ``mean_s`` over every completed transfer and ``mean_s_<low>`` for each size class of
+    :data:`SIZE_CLASSES` (``<100kB``, ``100kB-1MB``, ``>1MB``), repetitions pooled.
+    """
+    if "load" in ds.dims:
+        loads = np.asarray(ds["load"].values, dtype=float)
+        if not np.isclose(loads, load).any():
+            return pd.DataFrame()
+        ds = ds.sel(load=ds["load"].values[np.isclose(loads, load)][0], drop=True)
+    table = metrics.transfer_table(ds)
+    names = ("<100kB", "100kB-1MB", ">1MB")
+    rows = []
+    for (up, down), group in table.groupby(["up", "down"], sort=False):
+        done = group[group["completed"]]
+        row = {
+            "up": up,
+            "down": down,
+            "completed": len(done),
+            "censored": int((~group["completed"]).sum()),
+            "mean_s": float(done["response_s"].mean()) if len(done) else np.nan,
+        }
+        for name, (low, high) in zip(names, SIZE_CLASSES, strict=True):
+            part = done[(done["size_bytes"] >= low) & (done["size_bytes"] < high)]
+            row[f"n_{name}"] = len(part)
+            row[f"mean_s_{name}"] = float(part["response_s"].mean()) if len(part) else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -3,7 +3,10 @@
 Each figure names a scenario file, the swept dimensions (a scenario key path and
 its values, or named *cases*, each a set of scenario overrides) and its study;
 each study defines the reproduction tiers (``smoke``, ``quick``, ``paper``) as
-overrides and a number of repetitions. A figure may instead be drawn from another
+overrides and a number of repetitions. A fourth tier, ``verify``, is derived: the
+paper tier's settings and repetitions on exactly the cells the claims read (the
+``cells:`` of the claims registry), no figure's whole sweep; a figure no claim
+reads has no run in it. A figure may instead be drawn from another
 figure's combined dataset (``data: <figure>``). From that, :class:`WorkflowConfig`
 derives every :class:`~tcprepro.campaign.runs.Run` of a figure for a tier.
 Snakemake rules and the ``tcprepro`` CLI both call these functions, so a path or a
@@ -29,8 +32,19 @@ from tcprepro.scenario_io import Override, load_scenario
 
 __all__ = ["TIERS", "WorkflowConfig", "load_workflow_config", "validate_workflow_config"]
 
-TIERS = ("smoke", "quick", "paper")
+TIERS = ("smoke", "quick", "paper", "verify")
+#: the tier whose settings (durations, repetitions) the verify tier runs
+VERIFY_SETTINGS = "paper"
 SCHEMA_PATH = Path("workflow/schemas/config.schema.yaml")
+
+
+def _same(sweep_value: Any, value: Any) -> bool:
+    """A registry value names this sweep value (numbers compared as numbers)."""
+    if isinstance(sweep_value, bool) or isinstance(value, bool):
+        return sweep_value is value
+    if isinstance(sweep_value, (int, float)) and isinstance(value, (int, float)):
+        return bool(abs(sweep_value - value) <= 1e-12 * max(abs(sweep_value), abs(value), 1e-300))
+    return str(sweep_value) == str(value)
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,9 @@ class WorkflowConfig:
     data: Mapping[str, Any]
     _runs: dict[tuple[str, str], list[Run]] = field(default_factory=dict, repr=False, compare=False)
     _files: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
+    _claim_cells: dict[tuple[str, tuple[str, ...] | None], list[dict[str, Any]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def tier(self) -> str:
@@ -106,6 +123,9 @@ class WorkflowConfig:
         tier = tier or self.tier
         if tier not in TIERS:
             raise ConfigError(f"tier: {tier!r} is not one of {', '.join(TIERS)}")
+        if tier == "verify":  # the paper's settings; the cells come from the claims
+            settings = self.tier_settings(figure, VERIFY_SETTINGS)
+            return {k: v for k, v in settings.items() if k != "values"}
         block = self.figure(figure)
         if "tiers" in block:
             return block["tiers"][tier]
@@ -141,6 +161,12 @@ class WorkflowConfig:
         if "data" in self.figure(figure):
             return {}
         sweep = self.figure(figure).get("sweep", {})
+        if (tier or self.tier) == "verify":
+            cells = self.claim_cells(figure)
+            return {
+                dim: [v for v in self._all_values(figure, dim) if any(c[dim] == v for c in cells)]
+                for dim in sweep
+            }
         narrowed = self.tier_settings(figure, tier).get("values", {})
         out: dict[str, list[Any]] = {}
         for dim, spec in sweep.items():
@@ -158,8 +184,60 @@ class WorkflowConfig:
                 raise ConfigError(f"tier values name {dim!r}, which {figure} does not sweep")
         return out
 
+    def _all_values(self, figure: str, dim: str) -> list[Any]:
+        """Every value of one swept dimension of a figure (case names for cases)."""
+        spec = self.figure(figure)["sweep"][dim]
+        return list(spec["cases"]) if "cases" in spec else list(spec["values"])
+
+    def claim_cells(self, figure: str, claims: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """The cells of a figure the claims registry's claims read, in sweep order.
+
+        ``claims`` restricts them to those claim ids. Each registry value is matched to
+        the sweep value it names (numbers compared as numbers); a value or dimension the
+        sweep does not have is a ConfigError.
+        """
+        key = (figure, None if claims is None else tuple(sorted(claims)))
+        if key not in self._claim_cells:
+            from tcprepro.claims import load_registry
+            from tcprepro.claims.regime import claim_cells
+
+            sweep = self.figure(figure).get("sweep", {})
+            found: list[dict[str, Any]] = []
+            for claim in load_registry():
+                if claims is not None and claim.id not in set(claims):
+                    continue
+                for cell in claim_cells(claim.cells).get(figure, []):
+                    if list(cell) != list(sweep):
+                        raise ConfigError(
+                            f"claims registry, {claim.id}: cells of {figure} must give "
+                            f"{list(sweep)}, not {list(cell)}"
+                        )
+                    matched = {}
+                    for dim, value in cell.items():
+                        hits = [v for v in self._all_values(figure, dim) if _same(v, value)]
+                        if not hits:
+                            raise ConfigError(
+                                f"claims registry, {claim.id}: {figure}.{dim} has no value "
+                                f"{value!r}"
+                            )
+                        matched[dim] = hits[0]
+                    if matched not in found:
+                        found.append(matched)
+            order = {
+                dim: {v: i for i, v in enumerate(map(str, self._all_values(figure, dim)))}
+                for dim in sweep
+            }
+            found.sort(key=lambda c: [order[d][str(v)] for d, v in c.items()])
+            self._claim_cells[key] = found
+        return [dict(c) for c in self._claim_cells[key]]
+
     def cells(self, figure: str, tier: str | None = None) -> list[dict[str, Any]]:
-        """Every cell (one value per swept dimension) of a figure, pending ones included."""
+        """Every cell (one value per swept dimension) of a figure, pending ones included.
+
+        The verify tier's cells are those the claims read (:meth:`claim_cells`).
+        """
+        if (tier or self.tier) == "verify":
+            return self.claim_cells(figure) if "data" not in self.figure(figure) else []
         values = self.sweep_values(figure, tier)
         return [dict(zip(values, combo, strict=True)) for combo in product(*values.values())]
 

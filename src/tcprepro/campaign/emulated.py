@@ -7,8 +7,8 @@ whose config block lists ``backends: [ns3, mininet]``) given the profile's
 capabilities (:func:`decide`, whose reason is printed and written into the
 paper); the emulated runs of a figure, limited to the cells whose variants the
 route's kernel offers; their cache keys (the kernel, iperf3 and route make an
-emulated result, not ns-3); and the batch that makes the missing runs (one VM
-boot) and combines them into one dataset.
+emulated result, not ns-3); and the batch that makes the missing runs (one UML or
+VM boot) and combines them into one dataset.
 """
 
 from __future__ import annotations
@@ -115,9 +115,9 @@ def offered_variants(route: str) -> set[str]:
     """Linux congestion-control names the route's kernel offers."""
     if route == "native":
         return set(capabilities.congestion_controls())
-    from tcprepro.emulation import vm
+    from tcprepro.emulation import umlkernel, vm
 
-    kernel = vm.find_kernel()
+    kernel = umlkernel.find_kernel() if route == "uml" else vm.find_kernel()
     if kernel is None:
         return set()
     from tcprepro.variants import VARIANTS
@@ -233,6 +233,10 @@ def make_emulated_figure(
     combined = combine_runs([workdir / run.path for run in wanted])
     combined.attrs["backend"] = BACKEND
     combined.attrs["emulation_route"] = route_name
+    if route_name == "uml":  # the virtual-clock route sends with iperf 2 (see emulation.uml)
+        from tcprepro.emulation.uml import traffic_tool
+
+        tool = traffic_tool(tool)
     combined.attrs["traffic_tool"] = tool
     combined.attrs["cells_not_offered"] = json.dumps(
         [dict(run.sweep) for run in runs if run not in wanted and run.rep == 0]

@@ -1,5 +1,8 @@
 """What a tier costs before it runs: the runs to do, the cached ones, the wall time.
 
+For the verify tier it also counts the cells each figure's claims read and the
+simulated time of every run.
+
 The cost model of one ns-3 run is a per-run overhead plus the packets its links
 carry divided by the measured event-loop throughput (BENCHMARKS.md). Emulated runs
 run in real time: their duration plus set-up and probes.
@@ -7,17 +10,27 @@ run in real time: their duration plus set-up and probes.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tcprepro.campaign.config import WorkflowConfig
-from tcprepro.campaign.runs import Run
+from tcprepro.campaign.runs import Run, cell_name
+from tcprepro.errors import ConfigError
 from tcprepro.models.throughput import padhye_throughput_bps
 from tcprepro.scenario import Scenario
 from tcprepro.store import open_dataset
 from tcprepro.topology import build_plan, flow_path
 
-__all__ = ["estimate_wall_s", "is_cached", "plan_report"]
+__all__ = [
+    "budget_report",
+    "estimate_wall_s",
+    "is_cached",
+    "makespan_s",
+    "plan_report",
+    "study_budgets",
+]
 
 #: wall-clock cost model of one ns-3 run on one core (measured, see BENCHMARKS.md)
 RUN_OVERHEAD_S = 2.5
@@ -103,17 +116,48 @@ def is_cached(run: Run, workdir: Path = Path(".")) -> bool:
         return False
 
 
-def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = Path(".")) -> str:
-    """Say how many simulations a tier needs, how many are cached, and how long the rest take."""
-    lines = [f"tcprepro plan, tier {tier!r}:"]
+def plan_report(
+    config: WorkflowConfig,
+    tier: str,
+    cores: int,
+    workdir: Path = Path("."),
+    claims: Iterable[str] | None = None,
+) -> str:
+    """Say how many simulations a tier needs, how many are cached, and how long the rest take.
+
+    ``claims`` (verify tier only) restricts the plan to the cells those claims read.
+    """
+    if claims is not None:
+        claims = list(claims)
+        if tier != "verify":
+            raise ConfigError("--claim: a plan restricted to claims is a verify-tier plan")
+        from tcprepro.claims import load_registry
+
+        unknown = sorted(set(claims) - {c.id for c in load_registry()})
+        if unknown:
+            raise ConfigError(f"--claim: no claim {', '.join(unknown)} in the registry")
+    title = f"tcprepro plan, tier {tier!r}"
+    lines = [title + (f", claims {', '.join(claims)}:" if claims else ":")]
     todo_all: list[Run] = []
+    simulated_s = 0.0
     for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
+        wanted = config.cells(figure, tier)
+        if claims is not None:
+            wanted = config.claim_cells(figure, claims)
+            names = {cell_name(cell) for cell in wanted}
+            runs = [run for run in runs if run.cell in names]
+        if tier == "verify" and not runs:
+            continue  # no claim reads this figure
         todo = [run for run in runs if not is_cached(run, workdir)]
         pending = config.pending_cells(figure, tier)
         note = f", {len(pending)} cells pending (model not built)" if pending else ""
+        cells = ""
+        if tier == "verify":
+            cells = f"{len(wanted)} cells read by the claims, "
+            simulated_s += sum(run.scenario().duration for run in runs)
         lines.append(
-            f"  {figure}: {len(runs)} runs, {len(runs) - len(todo)} cached, "
+            f"  {figure}: {cells}{len(runs)} runs, {len(runs) - len(todo)} cached, "
             f"{len(todo)} to simulate{note}; about {estimate_wall_s(todo, cores) / 60:.1f} min"
         )
         emulated = config.runs(figure, tier, "mininet")
@@ -128,5 +172,164 @@ def plan_report(config: WorkflowConfig, tier: str, cores: int, workdir: Path = P
     lines.append(
         f"  total: {len(todo_all)} simulations to run, about {estimate / 60:.1f} min "
         f"of wall time on {cores} core(s)"
+    )
+    if tier == "verify":
+        lines.append(f"  simulated time of the verify tier: {simulated_s / 3600:.1f} h")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Budget of a tier for a cluster: core-hours, wall time on N cores, bundle storage
+
+
+@dataclass(frozen=True)
+class StudyMeasurement:
+    """One study's runs in a recorded quick-tier ``make figures`` (BENCHMARKS.md).
+
+    ``wall_s`` sums each run's own event loop and writing as its log reports it;
+    ``mib`` is the size of the run datasets.
+    """
+
+    runs: int
+    simulated_s: float
+    wall_s: float
+    mib: float
+
+    @property
+    def wall_per_simulated_s(self) -> float:
+        """Measured wall seconds per simulated second."""
+        return self.wall_s / self.simulated_s
+
+
+#: BENCHMARKS.md, "A recorded make figures run" (quick tier, emulation excluded, 2 cores
+#: shared with other work, 2026-11-22); `tcprepro bench --recorded DIR` prints these numbers
+MEASURED_QUICK = {
+    "A": StudyMeasurement(160, 76800.0, 3485.0, 44.9),
+    "B": StudyMeasurement(174, 6380.0, 2223.0, 24.7),
+    "C": StudyMeasurement(74, 5120.0, 1693.0, 14.1),
+    "D": StudyMeasurement(100, 4620.0, 647.0, 11.9),
+}
+#: what a job costs besides its run's own event loop and writing: starting Snakemake in
+#: the job and the tcprepro process. Measured on the one-node test cluster
+#: (tests/test_slurm.py): SLURM's elapsed time of the two smoke-tier D1 jobs (41 and 46 s)
+#: minus their runs' own wall times (0.7 and 7.1 s), on a 2-core host under load ~10
+JOB_OVERHEAD_S = 40.0
+#: a bundle holds the run datasets and the combined datasets made of them: the combined
+#: ones add this share of the runs' size. Measured on three quick-tier A1 runs (4000
+#: samples each, 838 KB) and their combination (773 KB); on the smoke tier, whose tiny
+#: files are mostly per-variable overhead, it was 0.63
+COMBINED_SHARE = 0.92
+#: a .tar.gz bundle's size against the .tar's, on those quick-tier datasets (0.16 on the
+#: smoke tier's tiny files)
+GZIP_SHARE = 0.62
+
+
+@dataclass(frozen=True)
+class StudyBudget:
+    """A study's cost in a tier: runs, simulated and core time, storage."""
+
+    study: str
+    runs: int
+    simulated_s: float
+    core_s: float
+    gib: float
+    calibration: float | None  # measured / cost model on the quick tier (None: not measured)
+
+
+def _measured_runs(config: WorkflowConfig, study: str) -> list[Run]:
+    """The quick-tier runs the measurement covered (cross-checked figures were excluded)."""
+    return [
+        run
+        for figure in config.figures_of(study)
+        if not config.crosschecked(figure)
+        for run in config.runs(figure, "quick")
+    ]
+
+
+def study_budgets(config: WorkflowConfig, tier: str) -> tuple[list[StudyBudget], list[float]]:
+    """Per study, the tier's core time from the measured quick-tier rate; every run's cost.
+
+    The measured rate of a study (wall s per simulated s, :data:`MEASURED_QUICK`) is
+    carried to the tier's cells through the cost model (:func:`estimate_wall_s`): each
+    run costs its model estimate times the study's calibration, the ratio of the
+    measured quick-tier wall time to the model's estimate of the same runs. A paper cell
+    on a faster link thus costs more per simulated second than the quick tier's average.
+    A study whose quick tier no longer has the measured number of runs keeps the model
+    alone (calibration None). Storage: the measured MiB per simulated second.
+    """
+    budgets, costs = [], []
+    for study in config.studies():
+        runs = [r for f in config.figures_of(study) for r in config.runs(f, tier)]
+        if not runs:
+            continue
+        measured = MEASURED_QUICK.get(study)
+        calibration = None
+        if measured is not None:
+            quick = _measured_runs(config, study)
+            if len(quick) == measured.runs:
+                calibration = measured.wall_s / estimate_wall_s(quick)
+        run_costs = [estimate_wall_s([run]) * (calibration or 1.0) for run in runs]
+        simulated = sum(run.scenario().duration for run in runs)
+        mib_per_s = measured.mib / measured.simulated_s if measured else 0.0
+        budgets.append(
+            StudyBudget(
+                study,
+                len(runs),
+                simulated,
+                sum(run_costs),
+                simulated * mib_per_s / 1024,
+                calibration,
+            )
+        )
+        costs += run_costs
+    return budgets, costs
+
+
+def makespan_s(costs: Iterable[float], cores: int) -> float:
+    """Wall time of independent jobs on ``cores`` cores: longest first, each to a free core."""
+    loads = [0.0] * max(1, cores)
+    heapq.heapify(loads)
+    for cost in sorted(costs, reverse=True):
+        heapq.heappush(loads, heapq.heappop(loads) + cost)
+    return max(loads)
+
+
+def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
+    """The tier's budget on ``cores`` cores: core-hours, wall hours, bundle storage."""
+    budgets, costs = study_budgets(config, tier)
+    jobs = [cost + JOB_OVERHEAD_S for cost in costs]
+    lines = [
+        f"budget of tier {tier!r} (measured quick-tier rates per study, BENCHMARKS.md; "
+        "carried to this tier's cells by the cost model):"
+    ]
+    for b in budgets:
+        measured = MEASURED_QUICK.get(b.study)
+        rate = (
+            f"measured {measured.wall_per_simulated_s:.3f} wall s per simulated s, "
+            f"calibration x{b.calibration:.2f}"
+            if measured and b.calibration
+            else "not measured: cost model alone"
+        )
+        lines.append(
+            f"  study {b.study}: {b.runs} runs, {b.simulated_s / 3600:.1f} simulated h "
+            f"({rate}): {b.core_s / 3600:.1f} core-h"
+        )
+    core_s = sum(b.core_s for b in budgets)
+    overhead_s = JOB_OVERHEAD_S * len(costs)
+    wall_s = makespan_s(jobs, cores)
+    lines.append(
+        f"  total: {len(costs)} runs, {core_s / 3600:.1f} core-h of simulation "
+        f"+ {overhead_s / 3600:.1f} core-h of job start-up ({JOB_OVERHEAD_S:.0f} s per job)"
+    )
+    lines.append(
+        f"  on {cores} core(s): about {wall_s / 3600:.1f} h of wall time "
+        f"(longest run {max(costs, default=0.0) / 60:.0f} min; longest runs first)"
+    )
+    runs_gib = sum(b.gib for b in budgets)
+    bundle_gib = runs_gib * (1 + COMBINED_SHARE)
+    lines.append(
+        f"  storage: run datasets about {runs_gib:.2f} GiB; its trace bundle (runs + combined "
+        f"datasets) about {bundle_gib:.1f} GiB as .tar, {bundle_gib * GZIP_SHARE:.1f} GiB "
+        "as .tar.gz"
     )
     return "\n".join(lines)

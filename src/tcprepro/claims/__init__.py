@@ -12,30 +12,45 @@ Verdicts
     the reproduced value meets the stated tolerance on every available cell;
 ``not reproduced``
     it does not (the result is reported, never tuned away);
+``inconclusive``
+    the runs at hand cannot decide: they miss one of the claim's *regime criteria*
+    (stated in the registry before any run, see :mod:`tcprepro.claims.regime`), e.g.
+    no loss in the measured window of a loss-driven claim; the unmet criterion is
+    given as the "why";
 ``pending``
-    nothing could be computed yet: a required figure or model is missing.
+    nothing could be computed yet: a required figure or model is missing, or none
+    of the claim's cells ran.
 
-When only part of a claim's cells exist (e.g. the Compound cells before the
-Compound model), the verdict covers the available cells and ``coverage``
-says what is missing.
+Every verdict carries its coverage: the claim's cells (``cells:`` in the registry)
+that ran, "k of n cells" (e.g. the Compound cells before the Compound model, or a
+tier that runs part of a sweep). With two or more repetitions, the check is
+repeated on bootstrap resamples of the repetitions: the verdict is *robust* when
+at least 97.5 % of the resamples give it (the 95 % interval does not cross the
+tolerance), *fragile* otherwise; the check's headline number (its *statistic*)
+gets its 95 % bootstrap interval. Every claim not reproduced gets a "why":
+its explainer's account of the traces, else the regime measures of its cells.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from importlib import resources
+from itertools import product
+from math import prod
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import xarray as xr
 import yaml
 
 from tcprepro.latex import escape as tex
 
 __all__ = [
+    "VERDICT_COLOURS",
     "Claim",
     "ClaimResult",
     "check",
@@ -46,7 +61,18 @@ __all__ = [
     "write_tex",
 ]
 
-VERDICTS = ("reproduced", "not reproduced", "pending")
+VERDICTS = ("reproduced", "not reproduced", "inconclusive", "pending")
+#: colour of each verdict in the claims tables and the report (xcolor dvipsnames)
+VERDICT_COLOURS = {
+    "reproduced": "ForestGreen",
+    "not reproduced": "BrickRed",
+    "inconclusive": "BurntOrange",
+    "pending": "gray",
+}
+#: resamples of the repetitions per claim (all of them when there are fewer)
+BOOTSTRAP_RESAMPLES = 100
+#: a verdict is fragile when more than this share of the resamples disagree with it
+FRAGILE_SHARE = 0.025
 CHECKS: dict[str, Callable[..., ClaimResult]] = {}
 EXPLAINERS: dict[str, Callable[..., str]] = {}
 
@@ -67,6 +93,10 @@ class Claim:
     #: function (registered with @explainer) that explains a disagreement from the data
     explain: str = ""
     explain_args: Mapping[str, Any] = field(default_factory=dict)
+    #: the cells the claim reads, per figure (see tcprepro.claims.regime)
+    cells: tuple[Mapping[str, Any], ...] = ()
+    #: what its runs must show to decide it (see tcprepro.claims.regime)
+    regime: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,8 +107,15 @@ class ClaimResult:
     verdict: str
     coverage: str = ""
     claim: Claim | None = None
-    #: for a claim not reproduced: what the traces show (computed from the data)
+    #: why: for a claim not reproduced, what the traces show (computed from the data);
+    #: for an inconclusive one, the regime criteria its runs miss
     explanation: str = ""
+    #: the check's headline number and what it is (bootstrapped over repetitions)
+    statistic: tuple[str, float] | None = None
+    #: "k of n cells" of the claim's cells that ran
+    cells: str = ""
+    #: robust / fragile over bootstrap resamples of the repetitions, with the interval
+    confidence: str = ""
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -117,10 +154,17 @@ def load_registry(path: str | Path | None = None) -> list[Claim]:
         text = resources.files(__package__).joinpath("registry.yaml").read_text()
     else:
         text = Path(path).read_text()
+    from tcprepro.claims.regime import REGIME_KEYS, validate_claim_cells
+
     claims = []
     for entry in yaml.safe_load(text):
         entry = dict(entry)
         entry["requires"] = tuple(entry.get("requires", ()))
+        entry["cells"] = tuple(entry.get("cells", ()))
+        validate_claim_cells(entry["id"], entry["cells"])
+        unknown = set(entry.get("regime", {})) - REGIME_KEYS
+        if unknown:
+            raise ValueError(f"{entry['id']}: unknown regime criteria {sorted(unknown)}")
         claims.append(Claim(**entry))
     ids = [c.id for c in claims]
     if len(ids) != len(set(ids)):
@@ -128,10 +172,71 @@ def load_registry(path: str | Path | None = None) -> list[Claim]:
     return claims
 
 
+def _resamples(
+    datasets: Mapping[str, xr.Dataset], figures: Iterable[str], limit: int
+) -> Iterator[dict[str, list[int]]]:
+    """Bootstrap resamples of the repetitions of each figure that has two or more.
+
+    Every ordered resample when there are at most ``limit`` of them (2 repetitions: 4,
+    3 repetitions: 27), else ``limit`` drawn with a fixed seed.
+    """
+    reps = {f: datasets[f].sizes.get("rep", 1) for f in figures if f in datasets}
+    reps = {f: n for f, n in reps.items() if n >= 2}
+    if not reps or limit <= 0:
+        return
+    if prod(n**n for n in reps.values()) <= limit:
+        choices = [list(product(range(n), repeat=n)) for n in reps.values()]
+        for combo in product(*choices):
+            yield {f: list(idx) for f, idx in zip(reps, combo, strict=True)}
+        return
+    rng = np.random.default_rng(0)
+    for _ in range(limit):
+        yield {f: [int(i) for i in rng.integers(0, n, n)] for f, n in reps.items()}
+
+
+def _confidence(
+    claim: Claim,
+    func: Callable[..., ClaimResult],
+    datasets: Mapping[str, xr.Dataset],
+    point: ClaimResult,
+    limit: int,
+) -> str:
+    """Robust or fragile over bootstrap resamples of the repetitions (see the module doc)."""
+    if limit <= 0:
+        return ""
+    verdicts, values = [], []
+    for resample in _resamples(datasets, claim.requires, limit):
+        data = dict(datasets)
+        for figure, index in resample.items():
+            data[figure] = datasets[figure].isel(rep=index).assign_coords(rep=np.arange(len(index)))
+        result = func(data, **claim.args)
+        verdicts.append(result.verdict)
+        if result.statistic is not None and np.isfinite(result.statistic[1]):
+            values.append(result.statistic[1])
+    if not verdicts:
+        return "one repetition: no interval"
+    agree = sum(v == point.verdict for v in verdicts)
+    label = "fragile" if 1 - agree / len(verdicts) > FRAGILE_SHARE else "robust"
+    text = f"{label}: {agree} of {len(verdicts)} resamples of the repetitions agree"
+    if values and point.statistic is not None:
+        low, high = np.percentile(values, [2.5, 97.5])
+        name, value = point.statistic
+        text += f"; {name} {value:.3g} (95 % interval {low:.3g} to {high:.3g})"
+    return text
+
+
+def _generic_why(claim: Claim, datasets: Mapping[str, xr.Dataset]) -> str:
+    """What the regime measures of the claim's cells show (when no explainer speaks)."""
+    from tcprepro.claims.regime import describe_cells
+
+    return describe_cells(claim.cells, datasets)
+
+
 def check_claims(
     datasets: Mapping[str, xr.Dataset],
     study: str | None = None,
     registry: Iterable[Claim] | None = None,
+    resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> list[ClaimResult]:
     """Evaluate the claims of ``study`` (all studies if None) on combined datasets.
 
@@ -139,7 +244,11 @@ def check_claims(
     ----------
     datasets
         Combined figure datasets by figure id (e.g. ``{"A1": ds1, "A2": ds2}``).
+    resamples
+        Bootstrap resamples of the repetitions per claim (0: no confidence computed).
     """
+    from tcprepro.claims.regime import cell_coverage, unmet_criteria
+
     _load_checks()
     results = []
     for claim in registry if registry is not None else load_registry():
@@ -150,18 +259,37 @@ def check_claims(
             reason = claim.pending or f"figure(s) {', '.join(missing)} not generated"
             results.append(ClaimResult("—", "pending", reason, claim))
             continue
+        cells = ""
+        if claim.cells:
+            coverage = cell_coverage(claim.cells, datasets)
+            cells = coverage.text()
+            if coverage.present == 0:
+                results.append(
+                    ClaimResult("—", "pending", "none of the claim's cells ran", claim, cells=cells)
+                )
+                continue
         func = CHECKS[claim.check]
-        result = func(datasets, **claim.args)
+        result = replace(func(datasets, **claim.args), claim=claim, cells=cells)
+        if result.verdict == "pending":
+            results.append(result)
+            continue
+        unmet = unmet_criteria(claim.regime, claim.cells, datasets) if claim.regime else []
+        if unmet:
+            why = "inconclusive at this tier: " + "; ".join(unmet)
+            results.append(replace(result, verdict="inconclusive", explanation=why))
+            continue
         explanation = ""
-        if result.verdict == "not reproduced" and claim.explain:
-            explanation = EXPLAINERS[claim.explain](datasets, **claim.explain_args)
-        results.append(
-            ClaimResult(result.value, result.verdict, result.coverage, claim, explanation)
-        )
+        if result.verdict == "not reproduced":
+            if claim.explain:
+                explanation = EXPLAINERS[claim.explain](datasets, **claim.explain_args)
+            if not explanation:
+                explanation = _generic_why(claim, datasets)
+        confidence = _confidence(claim, func, datasets, result, resamples)
+        results.append(replace(result, explanation=explanation, confidence=confidence))
     return results
 
 
-_COLUMNS = ("claim", "paper", "reproduced", "verdict", "coverage")
+_COLUMNS = ("claim", "paper", "reproduced", "verdict", "cells", "confidence", "coverage")
 
 
 def _rows(results: Iterable[ClaimResult]) -> list[dict[str, str]]:
@@ -171,6 +299,8 @@ def _rows(results: Iterable[ClaimResult]) -> list[dict[str, str]]:
             "paper": r.claim.paper if r.claim else "",
             "reproduced": r.value,
             "verdict": r.verdict,
+            "cells": r.cells,
+            "confidence": r.confidence,
             "coverage": r.coverage,
         }
         for r in results
@@ -205,10 +335,13 @@ def format_table(results: Iterable[ClaimResult]) -> str:
     for result in results:
         claim = result.claim
         name = claim.id if claim else "?"
-        out.append(f"{name:<7} {result.verdict.upper():<15} paper: {claim.paper if claim else ''}")
+        verdict = result.verdict.upper() + (f" on {result.cells}" if result.cells else "")
+        out.append(f"{name:<7} {verdict}")
         for label, text in (
+            ("paper", claim.paper if claim else ""),
             ("reproduced", result.value),
             ("coverage", result.coverage),
+            ("confidence", result.confidence),
             ("why", result.explanation),
         ):
             if text:
@@ -228,12 +361,6 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
     its page). Explanations of disagreements follow the table as a description list.
     """
     results = list(results)
-    colours = {
-        "reproduced": "ForestGreen",
-        "not reproduced": "BrickRed",
-        "inconclusive": "Orange",
-        "pending": "gray",
-    }
     head = r"\toprule Claim & Text and tolerance & Paper & Reproduced & Verdict \\ \midrule"
     lines = [
         r"\begin{longtable}{@{}P{0.07\linewidth}P{0.3\linewidth}P{0.14\linewidth}"
@@ -247,8 +374,12 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
     for result in results:
         claim = result.claim
         assert claim is not None
-        colour = colours.get(result.verdict, "black")
+        colour = VERDICT_COLOURS.get(result.verdict, "black")
         verdict = rf"\textcolor{{{colour}}}{{{tex(result.verdict)}}}"
+        if result.cells:
+            verdict += rf"\newline{{\footnotesize on {tex(result.cells)}}}"
+        if result.confidence:
+            verdict += rf"\newline{{\footnotesize {tex(result.confidence)}}}"
         if result.coverage:
             verdict += rf"\newline{{\footnotesize {tex(result.coverage)}}}"
         text = (
@@ -262,7 +393,7 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
     lines += [r"\bottomrule", r"\end{longtable}"]
     explained = [r for r in results if r.explanation]
     if explained:
-        lines.append(r"\paragraph{Where the reproduction disagrees, and what the traces show.}")
+        lines.append(r"\paragraph{Where the reproduction disagrees or cannot decide, and why.}")
         lines.append(r"\begin{description}")
         lines += [
             rf"\item[{tex(r.claim.id)}] {tex(r.explanation)}"

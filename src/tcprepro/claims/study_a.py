@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from tcprepro.analysis.study_a import cell_mechanism, cell_table, matched_mean, pick, response_times
+from tcprepro.analysis.study_a import (
+    cell_mechanism,
+    cell_table,
+    matched_mean,
+    pick,
+    response_summary,
+    response_times,
+)
 from tcprepro.claims import ClaimResult, check, explainer
 
 
@@ -57,7 +64,12 @@ def a_download_utilisation_high(
     worst = stacked.isel(cell=int(np.argmin(stacked.values)))
     up, dn = worst["cell"].item()
     value = f"min {float(worst):.0f} % (up={up}, down={dn}); mean {float(stacked.mean()):.0f} %"
-    return ClaimResult(value, _verdict(float(worst) >= min_pct), coverage)
+    return ClaimResult(
+        value,
+        _verdict(float(worst) >= min_pct),
+        coverage,
+        statistic=("lowest download utilisation (%)", float(worst)),
+    )
 
 
 @check
@@ -80,7 +92,12 @@ def a_cubic_compound_lowest(data: Mapping[str, xr.Dataset], figure: str) -> Clai
         f"median std {median_std:.1f}"
     )
     _, _, coverage = _coverage(means.unstack("cell"))
-    return ClaimResult(value, _verdict(ok), coverage)
+    return ClaimResult(
+        value,
+        _verdict(ok),
+        coverage,
+        statistic=("download utilisation of up=Compound, down=Cubic (%)", cell_mean),
+    )
 
 
 @check
@@ -102,7 +119,12 @@ def a_cubic_cuts_upload(
         f"{u}: {float(v):+.0f} %" for u, v in zip(valid["up"].values, -valid.values, strict=True)
     )
     value = f"largest drop {largest:.0f} % (up={worst_up}); change per upload variant: {parts}"
-    return ClaimResult(value, _verdict(min_pct <= largest <= max_pct), coverage)
+    return ClaimResult(
+        value,
+        _verdict(min_pct <= largest <= max_pct),
+        coverage,
+        statistic=("largest upload drop (%)", largest),
+    )
 
 
 @check
@@ -130,7 +152,12 @@ def a_vegas_download_collapses(
     if not ratios:
         return ClaimResult("—", "pending", "; ".join(coverages))
     value = "Vegas/NewReno download ratio " + ", ".join(parts)
-    return ClaimResult(value, _verdict(max(ratios) <= max_ratio), "; ".join(coverages))
+    return ClaimResult(
+        value,
+        _verdict(max(ratios) <= max_ratio),
+        "; ".join(coverages),
+        statistic=("largest Vegas/NewReno download ratio", max(ratios)),
+    )
 
 
 @check
@@ -156,7 +183,13 @@ def a_cell_utilisation(
     up_std = float(pick(table["up_std"], up=up, down=down))
     down_std = float(pick(table["down_std"], up=up, down=down))
     value = f"up {up_pct:.0f} ± {up_std:.0f} %, down {down_pct:.0f} ± {down_std:.0f} %"
-    return ClaimResult(value, _verdict(ok), "1/1 cells")
+    distance = max(abs(up_pct - expected_up_pct), abs(down_pct - expected_down_pct))
+    return ClaimResult(
+        value,
+        _verdict(ok),
+        "1/1 cells",
+        statistic=("largest distance to the paper's values (points)", distance),
+    )
 
 
 @check
@@ -175,7 +208,12 @@ def a_vegas_upload_helps_download(
         f"down={d}: {float(v):+.0f} pts"
         for d, v in zip(valid["down"].values, valid.values, strict=True)
     )
-    return ClaimResult(parts, _verdict(float(valid.min()) >= min_gain_pct), coverage)
+    return ClaimResult(
+        parts,
+        _verdict(float(valid.min()) >= min_gain_pct),
+        coverage,
+        statistic=("smallest download gain (points)", float(valid.min())),
+    )
 
 
 @check
@@ -278,9 +316,12 @@ def a_response_oversized_and_vegas_upload(
         + (f" (not: {', '.join(fastest)})" if fastest else "")
     )
     coverage = f"{len(ratios)} (upload, download) pairs at load {load:g}"
+    statistic = ("largest A4/A3 mean response time ratio", ratios[worst])
     if checked == 0:
-        return ClaimResult(value, _verdict(part_a), coverage + "; (b) not checkable")
-    return ClaimResult(value, _verdict(part_a and part_b), coverage)
+        return ClaimResult(
+            value, _verdict(part_a), coverage + "; (b) not checkable", statistic=statistic
+        )
+    return ClaimResult(value, _verdict(part_a and part_b), coverage, statistic=statistic)
 
 
 @check
@@ -296,6 +337,7 @@ def a_vegas_download_response(
     if not np.isfinite(vegas).any():
         return ClaimResult("—", "pending", "no Vegas download in this build")
     parts, statuses = [], []
+    statistic = None
     for other, (low, high) in bounds.items():
         cell = pick(rt, down=other)
         if not np.isfinite(cell).any():
@@ -304,6 +346,8 @@ def a_vegas_download_response(
             continue
         mean_vegas, mean_other = matched_mean(vegas, cell, dims=vegas.dims)
         ratio = mean_vegas / mean_other
+        if statistic is None:
+            statistic = (f"Vegas/{other} mean response time ratio", ratio)
         ok = low <= ratio <= high
         parts.append(f"vs {other}: {ratio:.2f}{'' if ok else ' (outside)'}")
         statuses.append("pass" if ok else "fail")
@@ -312,7 +356,7 @@ def a_vegas_download_response(
     coverage = f"load {load:g}" + (f"; pending: {', '.join(pending)}" if pending else "")
     if all(st == "pending" for st in statuses):
         return ClaimResult(value, "pending", coverage)
-    return ClaimResult(value, _verdict("fail" not in statuses), coverage)
+    return ClaimResult(value, _verdict("fail" not in statuses), coverage, statistic=statistic)
 
 
 @explainer
@@ -353,3 +397,36 @@ def a_explain_traces(
         return ""
     where = f" (traces: Figures {figures})" if figures else ""
     return "Mean over the measurement window" + where + ": " + "; ".join(parts) + "."
+
+
+@explainer
+def a_explain_response(
+    data: Mapping[str, xr.Dataset], figures: Sequence[str], load: float, uploads: Sequence[str]
+) -> str:
+    """What the transfers of A3/A4 show: completed and censored transfers, response times.
+
+    For each figure and each upload variant of ``uploads``, per download variant: the
+    completed and censored transfers (repetitions pooled) and the mean response time of
+    the short (< 100 kB), medium and long (> 1 MB) ones.
+    """
+    parts = []
+    for figure in figures:
+        if figure not in data:
+            continue
+        table = response_summary(data[figure], load)
+        if table.empty:
+            continue
+        for _, row in table[table["up"].isin(list(uploads))].iterrows():
+            means = ", ".join(
+                f"{name} {row[f'mean_s_{name}']:.2f} s (n={row[f'n_{name}']})"
+                if row[f"n_{name}"]
+                else f"{name} none"
+                for name in ("<100kB", "100kB-1MB", ">1MB")
+            )
+            parts.append(
+                f"{figure} up={row['up']}, down={row['down']}: {row['completed']} completed, "
+                f"{row['censored']} censored; mean response {means}"
+            )
+    if not parts:
+        return ""
+    return f"Transfers at load {load:g}, repetitions pooled: " + "; ".join(parts) + "."

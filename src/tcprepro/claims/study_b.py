@@ -45,7 +45,11 @@ def _mean(values: xr.DataArray, **labels: object) -> float:
     return float(cell.mean()) if bool(cell.notnull().any()) else float("nan")
 
 
-def _result(parts: Sequence[tuple[str, bool | None]], missing: Sequence[str]) -> ClaimResult:
+def _result(
+    parts: Sequence[tuple[str, bool | None]],
+    missing: Sequence[str],
+    statistic: tuple[str, float] | None = None,
+) -> ClaimResult:
     """Combine claim parts (text, ok or None when not computable) into one result."""
     computed = [(text, ok) for text, ok in parts if ok is not None]
     coverage = f"{len(computed)}/{len(parts)} parts"
@@ -54,7 +58,9 @@ def _result(parts: Sequence[tuple[str, bool | None]], missing: Sequence[str]) ->
     if not computed:
         return ClaimResult("—", "pending", coverage)
     value = "; ".join(text for text, _ in computed)
-    return ClaimResult(value, _verdict(all(ok for _, ok in computed)), coverage)
+    return ClaimResult(
+        value, _verdict(all(ok for _, ok in computed)), coverage, statistic=statistic
+    )
 
 
 def _part(
@@ -85,7 +91,12 @@ def b_reno_small_buffer(
         return ClaimResult("—", "pending", f"case {case} not run in this tier")
     spread = _select(phi, case=case)
     text = f"{value:.0f} % of (1-rho_b)C ({case}, {int(spread.count())} rep.)"
-    return ClaimResult(text, _verdict(abs(value - expected_pct) <= tolerance_pct), "1/1 cells")
+    return ClaimResult(
+        text,
+        _verdict(abs(value - expected_pct) <= tolerance_pct),
+        "1/1 cells",
+        statistic=("phi (%)", value),
+    )
 
 
 @check
@@ -545,7 +556,7 @@ def b_aimd_grid(
     else:
         parts.append(("too large alpha", None))
         missing.append("three alphas at the largest beta")
-    return _result(parts, sorted(set(missing)))
+    return _result(parts, sorted(set(missing)), (f"AIMD {reno[0]:g}/{reno[1]:g} (Mb/s)", base))
 
 
 @check
@@ -587,7 +598,7 @@ def b_mimd_grid(
             bool(near) and all(losses[k] > min_loss for k in near),
         ),
     ]
-    return _result(parts, missing)
+    return _result(parts, missing, (f"MIMD {scalable[0]:g}/{scalable[1]:g} (Mb/s)", base))
 
 
 # ---- B5.20 (pacing) -----------------------------------------------------------------------
@@ -606,6 +617,7 @@ def b_pacing(
     throughput = analysis_b.throughput_bps(data[figure])
     missing: list[str] = []
     parts = []
+    ratios = []
     for buffer, (low, high) in ((small_buffer, small_range), (large_buffer, large_range)):
         paced = _mean(throughput, buffer=buffer, pacing=True)
         plain = _mean(throughput, buffer=buffer, pacing=False)
@@ -620,7 +632,9 @@ def b_pacing(
                 what=f"B={buffer}",
             )
         )
-    return _result(parts, missing)
+        ratios.append(ratio)
+    statistic = (f"paced/unpaced throughput at B={small_buffer}", ratios[0])
+    return _result(parts, missing, statistic)
 
 
 # ---- explanations of disagreements ------------------------------------------------------

@@ -176,4 +176,9 @@ def c_yeah_robust_to_random_loss(
             f"{analysis_c.LABELS.get(reference, reference)}: "
             + ", ".join(f"{u:.0%}" for u in ref[both])
         )
-    return ClaimResult("; ".join(parts), _verdict(ok), f"{int(np.isfinite(yeah).sum())} rates")
+    return ClaimResult(
+        "; ".join(parts),
+        _verdict(ok),
+        f"{int(np.isfinite(yeah).sum())} rates",
+        statistic=(f"lowest YeAH utilisation at p <= {max_loss:g}", float(yeah[low].min())),
+    )

@@ -21,7 +21,7 @@ import pandas as pd
 import xarray as xr
 
 from tcprepro.analysis.study_d import buffer_table, loss_table, refit_buffer_coefficients
-from tcprepro.claims import ClaimResult, check
+from tcprepro.claims import ClaimResult, check, explainer
 
 __all__: list[str] = []
 
@@ -67,7 +67,7 @@ def d_buffer_model(
 ) -> ClaimResult:
     """Relative error of min(BE C_e, BR C_r) / RTT over the buffer-limited cells."""
     tables, coverage, parts = _buffer_tables(data, figures)
-    oks = []
+    oks, worst_errors = [], []
     for key, table in tables.items():
         limited = table[table["buffer_limited"] & table["measured_bps"].notna()]
         if limited.empty:
@@ -79,6 +79,7 @@ def d_buffer_model(
         fit_e, fit_r, _ = refit_buffer_coefficients(table)
         ok = float(error.max()) <= max_error_pct and share >= mostly_share
         oks.append(ok)
+        worst_errors.append(float(error.max()))
         parts.append(
             f"{key}, C_e = {worst['c_e']:g}, C_r = {worst['c_r']:g}: max |error| "
             f"{float(error.max()):.1f} % (RTT {worst['rtt_s'] * 1000:g} ms, BE "
@@ -89,7 +90,12 @@ def d_buffer_model(
         )
     if not oks:
         return ClaimResult("; ".join(parts) or "—", "pending", coverage)
-    return ClaimResult("; ".join(parts), _verdict(all(oks)), coverage)
+    return ClaimResult(
+        "; ".join(parts),
+        _verdict(all(oks)),
+        coverage,
+        statistic=("largest |error| (%)", max(worst_errors)),
+    )
 
 
 @check
@@ -188,3 +194,41 @@ def d_loss_models(
     if not_diverging:
         value += "; not so: " + "; ".join(not_diverging)
     return ClaimResult(value, _verdict(bool(follow.all()) and bool(diverge.all())), coverage)
+
+
+@explainer
+def d_explain_loss_models(
+    data: Mapping[str, xr.Dataset],
+    figure: str,
+    follow_pct: float,
+    rare_share: float,
+    dominant_share: float,
+    mathis_over: float,
+) -> str:
+    """What the traces of the D3 cells that miss the claim show.
+
+    For each cell outside part (a) or (b): the measured loss rate against the configured
+    p, the retransmission timeouts (count, share of the time spent waiting T0), the
+    measured and the two models' throughputs, and whether the window cap W_m binds.
+    """
+    if figure not in data:
+        return ""
+    table = loss_table(data[figure])
+    table = table[table["measured_bps"].notna()]
+    low, high = 1.0 - follow_pct / 100.0, 1.0 + follow_pct / 100.0
+    rare = (table["timeout_share"] < rare_share) & ~table["window_capped"]
+    follows = table["mathis_ratio"].between(low, high) & table["padhye_ratio"].between(low, high)
+    dominant = table["timeout_share"] >= dominant_share
+    closer = np.abs(np.log(table["padhye_ratio"])) < np.abs(np.log(table["mathis_ratio"]))
+    diverges = (1.0 / table["mathis_ratio"] >= mathis_over) & closer
+    bad = table[(rare & ~follows) | (dominant & ~diverges)]
+    parts = [
+        f"{_cell_name(r)}: measured loss {r['measured_loss']:.2g} (p = {r['loss_rate']:g}), "
+        f"{r['rto_count']:.0f} timeouts ({r['timeout_share'] * 100:.0f} % of the "
+        f"{r['measured_s']:.0f} s waiting T0 = {r['t0_s']:g} s); throughput measured "
+        f"{r['measured_bps'] / 1e6:.2f}, Mathis {r['mathis_bps'] / 1e6:.2f}, Padhye "
+        f"{r['padhye_bps'] / 1e6:.2f} Mb/s"
+        + (f" (window cap W_m = {r['w_m_pkts']:.0f} segments binds)" if r["window_capped"] else "")
+        for _, r in bad.iterrows()
+    ]
+    return ("Cells that miss the claim: " + "; ".join(parts) + ".") if parts else ""

@@ -15,12 +15,21 @@ themselves, links connect nodes):
 - :mod:`~tcprepro.emulation.fidelity` probes each link before a run (rate,
   RTT), watches the CPU during it, and gives the verdict stored in the dataset.
 - :mod:`~tcprepro.emulation.capabilities` says what a scenario needs from the
-  kernel (qdiscs, congestion controls), which route (native or VM) this host
-  takes, and refuses up front with one message listing what is missing.
+  kernel (qdiscs, congestion controls), which route (native, UML or VM) this
+  host takes, and refuses up front with one message listing what is missing.
 - :mod:`~tcprepro.emulation.backend` runs one repetition: capability checks,
-  topology, probes, iperf3 flows, sampling, teardown (always), dataset.
+  topology, probes, iperf3 flows, sampling, teardown (always), dataset. Its
+  parts: :mod:`~tcprepro.emulation.network` (the Mininet network of the run,
+  always torn down), :mod:`~tcprepro.emulation.probe` (the rate and RTT probes
+  before the run), :mod:`~tcprepro.emulation.iperf` (the traffic tool's command
+  lines and reports) and :mod:`~tcprepro.emulation.traces` (the samplers' output
+  read back as arrays).
 - :mod:`~tcprepro.emulation.vm` is the full-kernel VM route (virtme-ng, QEMU
   KVM or TCG): one boot per batch of runs; :mod:`~tcprepro.emulation.guest`
   is what runs inside it.
+- :mod:`~tcprepro.emulation.uml` is the virtual-clock route: User-mode Linux
+  booted with ``time-travel=inf-cpu``, one boot per batch, the same guest entry
+  point as the VM; :mod:`~tcprepro.emulation.umlkernel` builds (once, cached)
+  its kernel from Debian's ``linux-source-6.1``.
 - :mod:`~tcprepro.analysis.crosscheck` compares ns-3 and emulation.
 """

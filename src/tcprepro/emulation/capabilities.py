@@ -4,10 +4,12 @@ This module owns the capability side of the emulation: from a scenario, the
 Linux queueing disciplines (htb, pfifo/codel/fq_codel, netem when a direction
 has a delay or a loss) and congestion controls it needs (:func:`scenario_needs`);
 what the *native* route (Mininet on the running kernel, as root) lacks for
-them; what the *VM* route (virtme-ng booting Debian's full kernel, see
-:mod:`tcprepro.emulation.vm`) lacks; and the choice between the two
-(:func:`choose_route`), which refuses with one message naming every missing
-capability before anything starts. ``tcprepro doctor`` prints the same facts.
+them; what the *UML* route (User-mode Linux with a virtual clock, see
+:mod:`tcprepro.emulation.uml`) and the *VM* route (virtme-ng booting Debian's
+full kernel, see :mod:`tcprepro.emulation.vm`) lack; and the choice between
+them (:func:`choose_route`: native, else UML, else VM), which refuses with one
+message naming every missing capability before anything starts. ``tcprepro
+doctor`` prints the same facts.
 """
 
 from __future__ import annotations
@@ -44,10 +46,11 @@ __all__ = [
     "scenario_needs",
     "tool_needs",
     "tool_version",
+    "uml_missing",
     "vm_missing",
 ]
 
-ROUTES = ("auto", "native", "vm")
+ROUTES = ("auto", "native", "uml", "vm")
 
 #: a minimal ``tc qdisc add ... <kind> ...`` argument list per kind, to probe the kernel
 _PROBE_ARGS = {
@@ -242,7 +245,7 @@ def _extra_programs_missing(needs: Needs) -> list[Missing]:
 
 
 def _cc_hint(name: str) -> str:
-    return f"modprobe tcp_{name}, or take the VM route (--route vm)"
+    return f"modprobe tcp_{name}, or take the UML (--route uml) or VM route (--route vm)"
 
 
 def native_missing(needs: Needs) -> list[Missing]:
@@ -254,7 +257,7 @@ def native_missing(needs: Needs) -> list[Missing]:
     if os.geteuid() == 0:
         for kind in needs.qdiscs:
             if not qdisc_works(kind):
-                fix = f"modprobe sch_{kind}, or take the VM route (--route vm)"
+                fix = f"modprobe sch_{kind}, or take the UML (--route uml) or VM route (--route vm)"
                 missing.append(Missing(f"qdisc {kind}", f"the kernel has no {kind} qdisc", fix))
     offered = congestion_controls()
     for name in needs.congestion_controls:
@@ -307,8 +310,41 @@ def vm_missing(needs: Needs) -> list[Missing]:
     return missing
 
 
+# ---------------------------------------------------------------------------
+# UML route
+
+
+def uml_missing(needs: Needs) -> list[Missing]:
+    """What the UML route lacks for ``needs`` (see :mod:`tcprepro.emulation.uml`).
+
+    No root is needed on the host: UML runs as an ordinary process, root inside.
+    """
+    from tcprepro.emulation import uml, umlkernel
+
+    tool = tool_needs(uml.traffic_tool("iperf3"))
+    missing = _tools_missing() + _extra_programs_missing(needs | tool)
+    missing += [Missing("uml-guest-paths", problem, "") for problem in uml.path_problems()]
+    kernel = umlkernel.find_kernel()
+    if kernel is None:
+        lacking = umlkernel.build_missing()
+        fix = "tcprepro build-uml-kernel (once, a few minutes)"
+        if lacking:
+            fix = f"apt-get install {' '.join(sorted({p for _, p in lacking}))}; then {fix}"
+        missing.append(Missing("uml-kernel", "the virtual-clock UML kernel is not built", fix))
+        return missing
+    for kind in needs.qdiscs:
+        if not kernel.has_qdisc(kind):
+            missing.append(Missing(f"qdisc {kind} (UML kernel)", f"no sch_{kind} built in", ""))
+    for name in needs.congestion_controls:
+        if not kernel.has_congestion_control(name):
+            missing.append(
+                Missing(f"congestion control {name} (UML kernel)", f"no tcp_{name} built in", "")
+            )
+    return missing
+
+
 def choose_route(needs: Needs, forced: str = "auto") -> RouteChoice:
-    """Pick the route for ``needs``: native when it has everything, else the VM.
+    """Pick the route for ``needs``: native when it has everything, else UML, else the VM.
 
     Raises
     ------
@@ -325,16 +361,30 @@ def choose_route(needs: Needs, forced: str = "auto") -> RouteChoice:
             return RouteChoice("native", f"the running kernel ({platform.release()}) has it all")
         if forced == "native":
             raise CapabilityError(_missing_message("native route (forced)", native))
+    if forced in ("auto", "uml"):
+        uml_lacks = uml_missing(needs)
+        if not uml_lacks:
+            if forced == "uml":
+                return RouteChoice("uml", "forced (--route uml); virtual clock")
+            lacks = ", ".join(m.name for m in native)
+            return RouteChoice("uml", f"the native route lacks: {lacks}; UML has a virtual clock")
+        if forced == "uml":
+            raise CapabilityError(_missing_message("UML route (forced)", uml_lacks))
     vm_lacks = vm_missing(needs)
     if not vm_lacks:
         if forced == "vm":
             return RouteChoice("vm", "forced (--route vm)")
         lacks = ", ".join(m.name for m in native)
-        return RouteChoice("vm", f"the native route lacks: {lacks}")
+        uml_lack = ", ".join(m.name for m in uml_lacks)
+        return RouteChoice("vm", f"the native route lacks: {lacks}; the UML route: {uml_lack}")
     if forced == "vm":
         raise CapabilityError(_missing_message("VM route (forced)", vm_lacks))
     raise CapabilityError(
-        _missing_message("native route", native) + "\n" + _missing_message("VM route", vm_lacks)
+        _missing_message("native route", native)
+        + "\n"
+        + _missing_message("UML route", uml_lacks)
+        + "\n"
+        + _missing_message("VM route", vm_lacks)
     )
 
 
@@ -395,6 +445,11 @@ def emulation_versions(route: str, tool: str = "iperf3") -> dict[str, str]:
 
         kernel = vm.find_kernel()
         release = kernel.release if kernel else "none"
+    elif route == "uml":
+        from tcprepro.emulation import uml
+
+        release = uml.kernel_release()
+        tool = uml.traffic_tool(tool)
     else:
         release = platform.release()
     return {

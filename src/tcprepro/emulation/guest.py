@@ -9,10 +9,16 @@ away afterwards), then runs each job with the native code path
 per job to ``status.jsonl`` in the shared folder. A failing job is recorded
 and the next one runs; the guest always exits normally so that the VM powers
 off.
+
+The UML route (:mod:`tcprepro.emulation.uml`) runs the same entry point with
+``"route": "uml"`` in the batch: its kernel has everything built in (no
+``modprobe``), its clock is virtual, and each dataset also records the clock mode,
+the guest and host wall seconds of the run and their ratio.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import subprocess
@@ -46,9 +52,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     batch_path = Path(args[0])
     batch = json.loads(batch_path.read_text())
     status_path = batch_path.parent / "status.jsonl"
-    boot_s = time.time() - float(batch["launched_wall_s"])
+    route = str(batch.get("route", "vm"))
+    clock = None
+    if route == "uml":  # the guest's clock is virtual: the host's stamps a shared file
+        from tcprepro.emulation import uml
+
+        clock = functools.partial(uml.host_wall_clock, batch["clock_folder"])
+    boot_s = (clock or time.time)() - float(batch["launched_wall_s"])
     loaded = {}
-    for module in _modules(batch):
+    for module in _modules(batch) if route == "vm" else ():
         result = subprocess.run(["modprobe", module], capture_output=True, text=True, check=False)
         loaded[module] = result.returncode == 0 or result.stderr.strip()
     for key in ("net.core.rmem_max", "net.core.wmem_max"):
@@ -65,12 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "guest_tcp_adv_win_scale": adv_win_scale.read_text().strip()
         if adv_win_scale.exists()
         else "absent",
-        "vm_accel": batch["accel"],
-        "vm_accel_reason": batch["accel_reason"],
-        "vm_boot_s": round(boot_s, 1),
         "host_kernel": batch["host_kernel"],
-        "vm_modules": json.dumps(loaded, sort_keys=True),
     }
+    if route == "vm":
+        vm_attrs["vm_accel"] = batch["accel"]
+        vm_attrs["vm_accel_reason"] = batch["accel_reason"]
+        vm_attrs["vm_boot_s"] = round(boot_s, 1)
+        vm_attrs["vm_modules"] = json.dumps(loaded, sort_keys=True)
+    else:
+        vm_attrs.update(uml.guest_attrs(boot_s))
     from tcprepro.provenance import git_state
 
     if git_state()[0] == "unknown" and "host_git_commit" in batch:
@@ -79,25 +94,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         vm_attrs["git_dirty"] = batch["host_git_dirty"]
     for job in batch["jobs"]:
         started = time.monotonic()
+        wall_started = clock() if clock else 0.0
         status: dict[str, Any] = {"output": job["output"], "guest_kernel": platform.release()}
         try:
             scenario = load_scenario_dict(json.loads(job["scenario_json"]))
             opts = dict(job["options"])
             tolerances = Tolerances(**opts.pop("tolerances", {}))
             options = EmulationOptions(
-                route="vm",
+                route=route,
                 tolerances=tolerances,
                 extra_attrs={**job["attrs"], **vm_attrs},
                 **opts,
             )
             ds = run_scenario(scenario, int(job["rep"]), options=options)
+            if clock is not None:
+                ds.attrs.update(uml.timed_attrs(time.monotonic() - started, clock() - wall_started))
+                status.update(guest_s=ds.attrs["guest_time_s"], ratio=ds.attrs["wall_time_ratio"])
             write_dataset(ds, job["output"])
             status.update(ok=True, fidelity_ok=int(ds.attrs["fidelity_ok"]))
         except Exception as exc:  # one job's failure must not end the batch
             status.update(
                 ok=False, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()
             )
-        status["wall_s"] = round(time.monotonic() - started, 1)
+        status["wall_s"] = round(
+            (clock() - wall_started) if clock else time.monotonic() - started, 1
+        )
         status["boot_s"] = round(boot_s, 1)
         with open(status_path, "a") as handle:
             handle.write(json.dumps(status) + "\n")

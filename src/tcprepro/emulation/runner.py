@@ -4,7 +4,8 @@ This module owns the dispatch: given jobs (a scenario, a repetition, an
 output path, dataset attributes), it finds what they need, chooses the route
 once for the whole batch (:func:`tcprepro.emulation.capabilities.choose_route`,
 refusing up front with every missing capability), then runs them one after the
-other here (native) or inside one VM boot (:mod:`tcprepro.emulation.vm`).
+other here (native), inside one UML boot with a virtual clock
+(:mod:`tcprepro.emulation.uml`) or inside one VM boot (:mod:`tcprepro.emulation.vm`).
 Each dataset is written atomically; a failed job writes nothing.
 """
 
@@ -32,7 +33,7 @@ class EmulationJob:
     rep: int
     output: Path
     attrs: dict[str, Any] = field(default_factory=dict)
-    #: iperf3, or iperf2 for separate send and receive buffers (see the backend)
+    #: iperf3, or iperf2 for separate send and receive buffers (see tcprepro.emulation.iperf)
     tool: str = "iperf3"
 
 
@@ -67,7 +68,7 @@ def emulate_batch(
     tolerances: Tolerances | None = None,
     log: TextIO = sys.stderr,
 ) -> list[JobResult]:
-    """Run every job on one route (one VM boot for the whole batch on the VM route)."""
+    """Run every job on one route (one boot for the whole batch on the UML and VM routes)."""
     if not jobs:
         return []
     choice = plan_route([job.scenario for job in jobs], route, [job.tool for job in jobs])
@@ -76,7 +77,7 @@ def emulate_batch(
     route_attrs = {"route_reason": choice.reason}
     if choice.route == "native":
         return [_native(job, probe_s, tolerances, route_attrs, log) for job in jobs]
-    from tcprepro.emulation import vm
+    from tcprepro.emulation import uml, vm
 
     vm_jobs = [
         vm.VmJob(
@@ -92,7 +93,8 @@ def emulate_batch(
         )
         for job in jobs
     ]
-    statuses = vm.run_batch(vm_jobs, log=log, tolerances=tolerances)
+    boot = uml.run_batch if choice.route == "uml" else vm.run_batch
+    statuses = boot(vm_jobs, log=log, tolerances=tolerances)
     results = []
     for job, status in zip(jobs, statuses, strict=True):
         result = JobResult(

@@ -7,9 +7,10 @@ file, waits for the ``go`` file (which holds the run's time origin on the
 monotonic clock, shared by every namespace), then takes sample ``k`` at
 ``t0 + k * interval`` for ``k = 0..count``: sample 0 is the baseline every
 counter is measured from. Each sample is one JSON line with the raw text of
-the commands and how late it was taken; the backend parses them afterwards,
-so nothing heavier than two ``fork/exec`` runs per sample. A sample that
-cannot be taken in time is skipped (and counted late), never shifted.
+the commands and how late it was taken; :mod:`tcprepro.emulation.traces`
+parses them afterwards, so nothing heavier than two ``fork/exec`` runs per
+sample. A sample that cannot be taken in time is skipped (and counted late),
+never shifted.
 
 Only the standard library is imported: the process starts in a fraction of a
 second even inside a TCG virtual machine.

@@ -19,15 +19,16 @@ import functools
 import subprocess
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from tcprepro.emulation import linux
 from tcprepro.errors import CapabilityError
-from tcprepro.scenario import TcpSettings
+from tcprepro.scenario import Scenario, TcpSettings
 from tcprepro.topology import NetworkPlan, PlannedDirection
 
 __all__ = [
     "Addressing",
+    "NetworkFacts",
     "configure_network",
     "make_topo",
     "shaped_intf_class",
@@ -142,6 +143,22 @@ class Addressing:
     def path_directions(self, src: str, dst: str) -> list[PlannedDirection]:
         """The planned directions a packet from ``src`` to ``dst`` crosses."""
         return [getattr(self.plan.links[index], way) for index, way in self.path(src, dst)]
+
+
+class NetworkFacts(Protocol):
+    """What command lines and trace parsers read of an emulated network.
+
+    The live network (:class:`tcprepro.emulation.network.Emulation`) and what is left
+    of it after teardown (:class:`tcprepro.emulation.traces.View`) both provide it.
+    """
+
+    scenario: Scenario
+    plan: NetworkPlan
+    tool: str
+
+    @property
+    def addressing(self) -> Addressing:
+        """How the hosts are numbered."""
 
 
 def verify_offloads(node: Any, dev: str) -> None:

@@ -3,9 +3,10 @@
 // This header deliberately includes no ns-3 header: cppyy parses it in a few
 // milliseconds, so a process that only runs tcprepro simulations never pays the
 // 10-20 s that `from ns import ns` spends parsing every ns-3 module header.
-// The implementation (simulation.cc and the model sources next to it) is
-// compiled once per environment against the headers and libraries of the
-// PyPI `ns3` wheel, and loaded as a shared library.
+// The implementation (simulation.cc, topology.cc, applications.cc, traces.cc
+// and the model sources next to them) is compiled once per environment against
+// the headers and libraries of the PyPI `ns3` wheel, and loaded as a shared
+// library.
 //
 // Python describes a scenario by calling the builder methods below; C++ owns
 // every per-packet action (applications, trace sinks, samplers) and stores the
@@ -123,7 +124,7 @@ class Simulation
     /// Wall-clock-free counters of the event loop: number of events executed.
     uint64_t EventCount() const;
 
-    struct Impl; ///< opaque implementation (simulation.cc)
+    struct Impl; ///< opaque implementation (simulation-impl.h)
 
   private:
     std::unique_ptr<Impl> m_impl;

@@ -1,0 +1,322 @@
+"""The cells each claim reads and the regime its runs must reach to decide it.
+
+Each registry entry states, before any run, the *cells* it reads (``cells:``, per
+figure, a list of sweep values per dimension, expanded as their product) and its
+*regime criteria* (``regime:``), in the units :mod:`tcprepro.analysis.regime` measures:
+
+``min_loss_events``
+    every bulk flow of every run has at least this many loss events in the measured
+    window;
+``past_slow_start``
+    every bulk flow left its first slow start (by a loss or a window reduction)
+    before the measured window;
+``exclude_variants``
+    flows of these variants are asked neither for losses nor for a loss-ended slow
+    start: a delay-based flow (Vegas, FAST) may rightly never lose, and leaves slow
+    start by holding its window;
+``min_rtts``
+    the measured window lasts at least this many of every bulk flow's mean RTT;
+``min_completed_transfers``
+    every cell completed at least this many generated transfers (repetitions pooled).
+
+A claim whose present cells miss a criterion is *inconclusive* at that tier, the unmet
+criterion named with the numbers. The coverage (``k of n cells``) counts the claim's
+cells that have a run in the datasets at hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from tcprepro.analysis import regime as measures
+
+__all__ = [
+    "REGIME_KEYS",
+    "Coverage",
+    "cell_coverage",
+    "claim_cells",
+    "describe_cells",
+    "present_cells",
+    "unmet_criteria",
+    "validate_claim_cells",
+]
+
+REGIME_KEYS = frozenset(
+    {
+        "min_loss_events",
+        "exclude_variants",
+        "past_slow_start",
+        "min_rtts",
+        "min_completed_transfers",
+        "reason",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many of a claim's cells have a run: overall and per figure."""
+
+    present: int
+    total: int
+    per_figure: tuple[tuple[str, int, int], ...] = ()
+
+    def text(self) -> str:
+        """``"4 of 12 cells"`` (with the figures when the claim reads several)."""
+        out = f"{self.present} of {self.total} cells"
+        if len(self.per_figure) > 1:
+            out += " (" + ", ".join(f"{f}: {k}/{n}" for f, k, n in self.per_figure) + ")"
+        return out
+
+
+def validate_claim_cells(claim_id: str, cells: Sequence[Mapping[str, Any]]) -> None:
+    """Check the shape of a ``cells:`` entry (a figure and a list of values per dimension)."""
+    for spec in cells:
+        if "figure" not in spec:
+            raise ValueError(f"{claim_id}: every cells entry names its figure")
+        for dim, values in spec.items():
+            if dim != "figure" and (not isinstance(values, list) or not values):
+                raise ValueError(f"{claim_id}: cells.{dim} must be a non-empty list")
+
+
+def claim_cells(cells: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Every cell a claim reads, per figure (each entry expanded as a product)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for spec in cells:
+        dims = [d for d in spec if d != "figure"]
+        found = out.setdefault(str(spec["figure"]), [])
+        for combo in product(*(spec[d] for d in dims)):
+            cell = dict(zip(dims, combo, strict=True))
+            if cell not in found:
+                found.append(cell)
+    return out
+
+
+def _label(coords: np.ndarray, value: Any) -> Any | None:
+    """The coordinate label equal to ``value`` (numbers compared as numbers), else None."""
+    for label in coords:
+        if isinstance(value, bool) or isinstance(label, (bool, np.bool_)):
+            if isinstance(label, (bool, np.bool_)) and bool(label) == value:
+                return label
+            continue
+        if isinstance(value, (int, float)) and isinstance(label, (int, float, np.number)):
+            if np.isclose(float(label), float(value), rtol=1e-9, atol=0.0):
+                return label
+        elif str(label) == str(value):
+            return label
+    return None
+
+
+def _has_run(ds: xr.Dataset) -> xr.DataArray:
+    """Boolean over the sweep dims: some repetition of the cell has data."""
+    capacity = ds["link_goodput_capacity_bps"]
+    other = [d for d in capacity.dims if d in ("link", "rep")]
+    return capacity.notnull().any(other) if other else capacity.notnull()
+
+
+def _selection(ds: xr.Dataset, cell: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The coordinate labels of one cell in ``ds``, or None when the sweep lacks a value."""
+    selection = {}
+    for dim, value in cell.items():
+        if dim not in ds.dims:
+            return None
+        label = _label(ds[dim].values, value)
+        if label is None:
+            return None
+        selection[dim] = label
+    return selection
+
+
+def _cell_name(selection: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in selection.items())
+
+
+def present_cells(ds: xr.Dataset, cells: Sequence[Mapping[str, Any]]) -> list[xr.Dataset]:
+    """The runs (all repetitions) of each of ``cells`` present in ``ds``."""
+    out = []
+    has_run = _has_run(ds)
+    for cell in cells:
+        selection = _selection(ds, cell)
+        if selection is not None and bool(has_run.sel(selection).any()):
+            out.append(ds.sel(selection).assign_attrs(cell=_cell_name(selection)))
+    return out
+
+
+def _claim_mask(ds: xr.Dataset, cells: Sequence[Mapping[str, Any]]) -> xr.DataArray:
+    """Boolean over the sweep dims: the cell is one of ``cells`` and has a run."""
+    has_run = _has_run(ds)
+    mask = xr.zeros_like(has_run, dtype=bool)
+    for cell in cells:
+        selection = _selection(ds, cell)
+        if selection is not None:
+            mask.loc[selection] = True
+    return mask & has_run
+
+
+def cell_coverage(
+    cells: Sequence[Mapping[str, Any]], datasets: Mapping[str, xr.Dataset]
+) -> Coverage:
+    """How many of the claim's cells have a run in ``datasets``."""
+    per_figure = []
+    for figure, wanted in claim_cells(cells).items():
+        ds = datasets.get(figure)
+        present = int(_claim_mask(ds, wanted).sum()) if ds is not None else 0
+        per_figure.append((figure, present, len(wanted)))
+    return Coverage(
+        sum(k for _, k, _ in per_figure), sum(n for _, _, n in per_figure), tuple(per_figure)
+    )
+
+
+#: regime measures of each dataset already computed (combined datasets are read-only)
+_MEASURES: dict[int, tuple[xr.Dataset, xr.Dataset]] = {}
+
+
+def _measures(ds: xr.Dataset) -> xr.Dataset:
+    """Every regime measure of a combined dataset, computed once per dataset object."""
+    cached = _MEASURES.get(id(ds))
+    if cached is not None and cached[0] is ds:
+        return cached[1]
+    out = xr.Dataset(
+        {
+            "bulk": (ds["flow_kind"] == "bulk") & measures.present_flows(ds),
+            "variant": ds["flow_variant"],
+            "loss_events": measures.loss_events(ds),
+            "slow_start_over": measures.first_slow_start_over(ds),
+            "rtts": measures.measured_rtts(ds),
+            "completed": measures.completed_transfers(ds),
+        }
+    )
+    if len(_MEASURES) > 32:
+        _MEASURES.clear()
+    _MEASURES[id(ds)] = (ds, out)
+    return out
+
+
+def _failures(
+    values: xr.DataArray, ok: xr.DataArray, valid: xr.DataArray
+) -> tuple[int, int, float, dict[str, Any]]:
+    """(failing, checked, worst value, labels of the worst) over the valid entries."""
+    values, ok, valid = xr.broadcast(values, ok, valid)
+    if values.ndim == 0:
+        values, ok, valid = (a.expand_dims(entry_=[0]) for a in (values, ok, valid))
+    ok = ok.fillna(False).astype(bool)
+    valid = valid.fillna(False).astype(bool)
+    checked = int(valid.sum())
+    failing = valid & ~ok
+    n_fail = int(failing.sum())
+    if n_fail == 0:
+        return 0, checked, float("nan"), {}
+    flat = values.astype(float).where(failing).stack(entry=values.dims)
+    index = int(np.nanargmin(flat.values)) if np.isfinite(flat.values).any() else 0
+    labels = dict(zip(values.dims, flat["entry"].values[index], strict=True))
+    labels.pop("entry_", None)
+    return n_fail, checked, float(flat.values[index]), labels
+
+
+def _where(figure: str, labels: Mapping[str, Any]) -> str:
+    parts = [figure]
+    for key, value in labels.items():
+        parts.append(f"{key} {value}" if key in ("rep", "flow") else f"{key}={value}")
+    return ", ".join(parts)
+
+
+def unmet_criteria(
+    regime: Mapping[str, Any],
+    cells: Sequence[Mapping[str, Any]],
+    datasets: Mapping[str, xr.Dataset],
+) -> list[str]:
+    """The regime criteria the claim's present cells miss, each with its numbers."""
+    failed: dict[str, tuple[int, float, str]] = {}  # key -> (failing, worst, where)
+    totals: dict[str, int] = {}
+    excluded = list(regime.get("exclude_variants", []))
+    for figure, wanted in claim_cells(cells).items():
+        ds = datasets.get(figure)
+        if ds is None:
+            continue
+        mask = _claim_mask(ds, wanted)
+        if not bool(mask.any()):
+            continue
+        m = _measures(ds)
+        bulk = m["bulk"] & mask
+        loss_flows = bulk & ~m["variant"].isin(excluded) if excluded else bulk
+        checks = []
+        if "min_loss_events" in regime:
+            events = m["loss_events"]
+            checks.append(("loss", events, events >= regime["min_loss_events"], loss_flows))
+        if regime.get("past_slow_start"):
+            over = m["slow_start_over"]
+            checks.append(("slow start", over, over, loss_flows))
+        if "min_rtts" in regime:
+            rtts = m["rtts"]
+            checks.append(("rtts", rtts, rtts >= regime["min_rtts"], bulk & rtts.notnull()))
+        if "min_completed_transfers" in regime:
+            done = m["completed"]
+            done = done.sum("rep") if "rep" in done.dims else done
+            checks.append(("transfers", done, done >= regime["min_completed_transfers"], mask))
+        for key, values, ok, valid in checks:
+            n_fail, checked, worst, labels = _failures(values, ok, valid)
+            totals[key] = totals.get(key, 0) + checked
+            if n_fail:
+                old = failed.get(key, (0, np.inf, ""))
+                where = _where(figure, labels) if worst < old[1] else old[2]
+                failed[key] = (old[0] + n_fail, min(worst, old[1]), where)
+    texts = []
+    for key, (n_fail, worst, where) in failed.items():
+        checked = totals[key]
+        if key == "loss":
+            texts.append(
+                f"fewer than {regime['min_loss_events']} loss events in the measured window "
+                f"for {n_fail} of {checked} flow-runs (fewest {worst:.0f}: {where})"
+            )
+        elif key == "slow start":
+            texts.append(
+                f"{n_fail} of {checked} flow-runs still in their first slow start when the "
+                f"measured window begins (e.g. {where})"
+            )
+        elif key == "rtts":
+            texts.append(
+                f"measured window shorter than {regime['min_rtts']:g} RTTs for {n_fail} of "
+                f"{checked} flow-runs (shortest {worst:.0f} RTTs: {where})"
+            )
+        else:
+            texts.append(
+                f"fewer than {regime['min_completed_transfers']} completed transfers in {n_fail} "
+                f"of {checked} cells (fewest {worst:.0f}: {where})"
+            )
+    return texts
+
+
+def describe_cells(
+    cells: Sequence[Mapping[str, Any]], datasets: Mapping[str, xr.Dataset], limit: int = 3
+) -> str:
+    """What the traces of the claim's first ``limit`` present cells show (a "why" line)."""
+    parts = []
+    for figure, wanted in claim_cells(cells).items():
+        ds = datasets.get(figure)
+        if ds is None:
+            continue
+        for run in present_cells(ds, wanted):
+            if len(parts) == limit:
+                break
+            s = measures.cell_summary(run)
+            parts.append(
+                f"{figure} ({run.attrs['cell']}): bulk goodput {s['goodput_mbps']:.1f} Mb/s, "
+                + (
+                    f"mean cwnd {s['cwnd_pkts']:.0f} segments, "
+                    if np.isfinite(s["cwnd_pkts"])
+                    else f"mean cwnd {s['cwnd_kb']:.0f} kB, "
+                )
+                + f"{s['loss_events']:.0f} loss events "
+                f"and {s['loss_pct']:.2f} % loss per flow in {s['window_s']:g} s "
+                f"({s['rtts']:.0f} RTTs); {s['queue_link']} queue {s['queue_pkts']:.1f} of "
+                f"{s['buffer_pkts']:.0f} packets on average"
+            )
+    if not parts:
+        return ""
+    return "Means over the measurement window and repetitions: " + "; ".join(parts) + "."

@@ -1,0 +1,368 @@
+// Implementation of tcprepro::Simulation, part 3: the applications installed on
+// the nodes.
+//  - FlowSender  opens one TCP socket with its own congestion control, keeps
+//                its send buffer full (bulk) or writes `bytes` then closes;
+//  - PoissonSender sends UDP packets at exponential intervals (a Poisson
+//                packet stream of a given rate);
+//  - FlowSink    (one per receiving node) accepts TCP connections and
+//                receives UDP packets, counts bytes per flow and stamps the
+//                completion time of sized flows.
+//
+// SPDX-License-Identifier: GPL-2.0-only
+
+#include "simulation-impl.h"
+
+#include "tcp-limited-slow-start.h"
+#include "trace-state.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tcprepro
+{
+
+namespace
+{
+
+constexpr uint16_t kSinkPort = 9;
+constexpr uint16_t kUdpSinkPort = 10;
+
+} // namespace
+
+// ----------------------------------------------------------------------------
+// FlowSender
+
+void
+FlowSender::StartApplication()
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    m_remaining = flow.spec.bytes;
+    m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(m_socket);
+    NS_ABORT_MSG_UNLESS(tcp, "the TCP socket factory did not return a TcpSocketBase");
+    for (const auto& [name, value] : ParseAttributes(flow.spec.socket_attributes))
+    {
+        tcp->SetAttribute(name, StringValue(value));
+    }
+    ObjectFactory cc = MakeFactory(flow.spec.cc_type, flow.spec.cc_attributes);
+    Ptr<TcpCongestionOps> ops = cc.Create<TcpCongestionOps>();
+    flow.ccState.assign(m_sim->ccSources.size(), kNaN);
+    for (std::size_t i = 0; i < m_sim->ccSources.size(); ++i)
+    {
+        // connected before Init() so the model's initial state is seen; a model
+        // without this traced value leaves NaN
+        ConnectTracedNumber(ops, m_sim->ccSources[i], [state = &flow.ccState[i]](double value) {
+            *state = value;
+        });
+    }
+    if (flow.spec.max_ssthresh_pkts > 0)
+    {
+        // RFC 3742 limited slow start around the flow's own congestion control
+        auto limited = CreateObject<TcpLimitedSlowStart>();
+        limited->SetAttribute("MaxSsThresh", UintegerValue(flow.spec.max_ssthresh_pkts));
+        limited->SetInner(ops);
+        ops = limited;
+    }
+    tcp->SetCongestionControlAlgorithm(ops);
+    if (flow.spec.pacing)
+    {
+        tcp->SetPacingStatus(true);
+    }
+    PointerValue ccInUse;
+    tcp->GetAttribute("CongestionOps", ccInUse);
+    Ptr<TcpCongestionOps> inUse = ccInUse.Get<TcpCongestionOps>();
+    if (auto limited = DynamicCast<TcpLimitedSlowStart>(inUse))
+    {
+        inUse = limited->GetInner(); // report the congestion control, not the decorator
+    }
+    flow.ccTypeInUse = inUse->GetInstanceTypeId().GetName();
+    tcp->Bind();
+    Address local;
+    tcp->GetSockName(local);
+    uint16_t port = InetSocketAddress::ConvertFrom(local).GetPort();
+    m_sim->flowByEndpoint[{GetNode()->GetId(), port}] = m_flowId;
+
+    tcp->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&FlowSender::OnCwnd, this));
+    tcp->TraceConnectWithoutContext("LastRTT", MakeCallback(&FlowSender::OnRtt, this));
+    tcp->TraceConnectWithoutContext("Rx", MakeCallback(&FlowSender::OnRx, this));
+    tcp->TraceConnectWithoutContext("Tx", MakeCallback(&FlowSender::OnTx, this));
+    tcp->TraceConnectWithoutContext("HighestSequence", MakeCallback(&FlowSender::OnHighTx, this));
+    tcp->TraceConnectWithoutContext("HighestRxAck", MakeCallback(&FlowSender::OnHighAck, this));
+    tcp->TraceConnectWithoutContext("RTO", MakeCallback(&FlowSender::OnRto, this));
+    tcp->TraceConnectWithoutContext("CongState", MakeCallback(&FlowSender::OnCongState, this));
+    m_socket->SetConnectCallback(MakeCallback(&FlowSender::OnConnected, this),
+                                 MakeCallback(&FlowSender::OnConnectFailed, this));
+    m_socket->Connect(InetSocketAddress(flow.dstAddress, kSinkPort));
+}
+
+void
+FlowSender::StopApplication()
+{
+    if (m_socket)
+    {
+        m_socket->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+    }
+}
+
+void
+FlowSender::OnConnected(Ptr<Socket> socket)
+{
+    m_sim->flows[m_flowId].connectedS = Simulator::Now().GetSeconds();
+    socket->SetSendCallback(MakeCallback(&FlowSender::Fill, this));
+    Fill(socket, socket->GetTxAvailable());
+}
+
+void
+FlowSender::OnConnectFailed(Ptr<Socket> /*socket*/)
+{
+    NS_FATAL_ERROR("flow " << m_sim->flows[m_flowId].spec.name << " could not connect");
+}
+
+void
+FlowSender::Fill(Ptr<Socket> socket, uint32_t /*available*/)
+{
+    const bool bulk = (m_sim->flows[m_flowId].spec.bytes == 0);
+    while (!m_closed && (bulk || m_remaining > 0))
+    {
+        uint32_t room = socket->GetTxAvailable();
+        if (room == 0)
+        {
+            return;
+        }
+        uint64_t chunk = std::min<uint64_t>(room, 64 * 1024);
+        if (!bulk)
+        {
+            chunk = std::min<uint64_t>(chunk, m_remaining);
+        }
+        int sent = socket->Send(Create<Packet>(static_cast<uint32_t>(chunk)));
+        if (sent <= 0)
+        {
+            return;
+        }
+        if (!bulk)
+        {
+            m_remaining -= static_cast<uint64_t>(sent);
+        }
+    }
+    if (!bulk && m_remaining == 0 && !m_closed)
+    {
+        m_closed = true;
+        socket->Close();
+    }
+}
+
+void
+FlowSender::OnCwnd(uint32_t /*oldValue*/, uint32_t newValue)
+{
+    m_sim->flows[m_flowId].cwndBytes = newValue;
+}
+
+void
+FlowSender::OnRtt(Time /*oldValue*/, Time newValue)
+{
+    m_lastRtt = newValue;
+}
+
+void
+FlowSender::OnRx(Ptr<const Packet> /*packet*/, const TcpHeader& header, Ptr<const TcpSocketBase>)
+{
+    // One RTT sample per ACK that acknowledges new data. "LastRTT" is a traced
+    // value: it fires only when the sample differs from the previous one, so it
+    // cannot count samples. The Rx trace fires before the socket processes this
+    // ACK, when LastRTT still holds the sample of the previous new-data ACK: that
+    // sample is counted here (every sample but the run's last, one ACK late).
+    if (!(header.GetFlags() & TcpHeader::ACK) ||
+        (m_anyAck && header.GetAckNumber() <= m_highestAck))
+    {
+        return;
+    }
+    if (m_anyAck && m_lastRtt.IsStrictlyPositive())
+    {
+        FlowState& flow = m_sim->flows[m_flowId];
+        flow.Add(&Counters::rttSumS, m_lastRtt.GetSeconds());
+        flow.Add(&Counters::rttCount);
+    }
+    m_anyAck = true;
+    m_highestAck = header.GetAckNumber();
+}
+
+void
+FlowSender::OnTx(Ptr<const Packet> packet, const TcpHeader& header, Ptr<const TcpSocketBase>)
+{
+    uint32_t payload = packet->GetSize();
+    if (payload == 0)
+    {
+        return;
+    }
+    FlowState& flow = m_sim->flows[m_flowId];
+    flow.Add(&Counters::txDataPkts);
+    SequenceNumber32 end = header.GetSequenceNumber() + payload;
+    if (flow.anySent && end <= flow.highestSent)
+    {
+        flow.Add(&Counters::retxPkts);
+    }
+    else
+    {
+        flow.highestSent = end;
+        flow.anySent = true;
+    }
+}
+
+void
+FlowSender::OnHighTx(SequenceNumber32 /*oldValue*/, SequenceNumber32 newValue)
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    flow.AccumulateUnacked(Simulator::Now().GetSeconds());
+    flow.highTxMark = newValue;
+    flow.haveHighTx = true;
+}
+
+void
+FlowSender::OnHighAck(SequenceNumber32 /*oldValue*/, SequenceNumber32 newValue)
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    flow.AccumulateUnacked(Simulator::Now().GetSeconds());
+    flow.highAckMark = newValue;
+    flow.haveHighAck = true;
+}
+
+void
+FlowSender::OnRto(Time oldValue, Time newValue)
+{
+    // ReTxTimeout doubles the timer before it sets the Loss state: a doubling seen
+    // while already in Loss is a back-off, i.e. one more expiry of the same episode.
+    FlowState& flow = m_sim->flows[m_flowId];
+    if (flow.inLoss && oldValue.IsStrictlyPositive() && newValue == oldValue + oldValue)
+    {
+        flow.Add(&Counters::rtoCount);
+    }
+}
+
+void
+FlowSender::OnCongState(TcpSocketState::TcpCongState_t oldValue,
+                        TcpSocketState::TcpCongState_t newValue)
+{
+    // ns-3 enters CA_LOSS only in TcpSocketBase::ReTxTimeout (an RTO expiry).
+    FlowState& flow = m_sim->flows[m_flowId];
+    if (newValue == TcpSocketState::CA_LOSS && oldValue != TcpSocketState::CA_LOSS)
+    {
+        flow.Add(&Counters::rtoCount);
+    }
+    flow.inLoss = (newValue == TcpSocketState::CA_LOSS);
+}
+
+// ----------------------------------------------------------------------------
+// PoissonSender
+
+void
+PoissonSender::StartApplication()
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_socket->Bind();
+    Address local;
+    m_socket->GetSockName(local);
+    m_sim->flowByEndpoint[{GetNode()->GetId(), InetSocketAddress::ConvertFrom(local).GetPort()}] =
+        m_flowId;
+    m_socket->Connect(InetSocketAddress(flow.dstAddress, kUdpSinkPort));
+    m_interval = CreateObject<ExponentialRandomVariable>();
+    m_interval->SetAttribute("Mean", DoubleValue(flow.spec.packet_bytes * 8.0 / flow.spec.rate_bps));
+    m_next = Simulator::Schedule(Seconds(m_interval->GetValue()), &PoissonSender::SendOne, this);
+    flow.connectedS = Simulator::Now().GetSeconds();
+}
+
+void
+PoissonSender::StopApplication()
+{
+    Simulator::Cancel(m_next);
+}
+
+void
+PoissonSender::SendOne()
+{
+    FlowState& flow = m_sim->flows[m_flowId];
+    m_socket->Send(Create<Packet>(flow.spec.packet_bytes - kUdpIpHeaderBytes));
+    flow.Add(&Counters::txDataPkts);
+    m_next = Simulator::Schedule(Seconds(m_interval->GetValue()), &PoissonSender::SendOne, this);
+}
+
+// ----------------------------------------------------------------------------
+// FlowSink
+
+void
+FlowSink::StartApplication()
+{
+    m_listener = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
+    m_listener->Listen();
+    m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                  MakeCallback(&FlowSink::OnAccept, this));
+    m_udp = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_udp->Bind(InetSocketAddress(Ipv4Address::GetAny(), kUdpSinkPort));
+    m_udp->SetRecvCallback(MakeCallback(&FlowSink::OnUdpRecv, this));
+}
+
+void
+FlowSink::StopApplication()
+{
+    if (m_listener)
+    {
+        m_listener->Close();
+    }
+    if (m_udp)
+    {
+        m_udp->Close();
+    }
+}
+
+void
+FlowSink::OnAccept(Ptr<Socket> socket, const Address& from)
+{
+    InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
+    int flowId = m_sim->FlowOfEndpoint(peer.GetIpv4(), peer.GetPort());
+    NS_ABORT_MSG_IF(flowId < 0, "connection from an unknown endpoint " << peer.GetIpv4());
+    m_flowOf[PeekPointer(socket)] = flowId;
+    m_accepted.push_back(socket);
+    socket->SetRecvCallback(MakeCallback(&FlowSink::OnRecv, this));
+    socket->SetCloseCallbacks(MakeCallback(&FlowSink::OnPeerClose, this),
+                              MakeCallback(&FlowSink::OnPeerClose, this));
+}
+
+void
+FlowSink::OnRecv(Ptr<Socket> socket)
+{
+    FlowState& flow = m_sim->flows[m_flowOf.at(PeekPointer(socket))];
+    Ptr<Packet> packet;
+    while ((packet = socket->Recv()))
+    {
+        flow.Add(&Counters::rxBytes, packet->GetSize());
+    }
+    if (flow.spec.bytes > 0 && flow.counters.rxBytes >= flow.spec.bytes && std::isnan(flow.endS))
+    {
+        flow.endS = Simulator::Now().GetSeconds();
+    }
+}
+
+void
+FlowSink::OnUdpRecv(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    Address from;
+    while ((packet = socket->RecvFrom(from)))
+    {
+        InetSocketAddress peer = InetSocketAddress::ConvertFrom(from);
+        int flowId = m_sim->FlowOfEndpoint(peer.GetIpv4(), peer.GetPort());
+        if (flowId >= 0)
+        {
+            m_sim->flows[flowId].Add(&Counters::rxBytes, packet->GetSize());
+        }
+    }
+}
+
+void
+FlowSink::OnPeerClose(Ptr<Socket> socket)
+{
+    socket->Close();
+}
+
+} // namespace tcprepro

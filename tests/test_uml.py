@@ -1,0 +1,402 @@
+"""The virtual-clock UML route: the kernel build (tools, cache, options), the route
+choice, the gate in virtual time, and real boots (a 100 Mb/s Reno flow at full rate
+while a CPU hog keeps every host core busy, the same run again without it, the gate's
+probe at 500 Mb/s and on a mis-shaped path, teardown after a boot killed mid-run)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DUMBBELL, ROOT, scenario_dict
+from tcprepro import metrics
+from tcprepro.emulation import capabilities, uml, umlkernel
+from tcprepro.emulation.fidelity import FidelityReport, LinkProbe, Tolerances
+from tcprepro.errors import CapabilityError
+from tcprepro.scenario_io import load_scenario_dict
+
+# ---------------------------------------------------------------------------
+# No boot
+
+
+def test_a_host_without_the_build_tools_is_told_what_to_install(tmp_path):
+    """`tcprepro build-uml-kernel` with a PATH holding only this Python: exit 3, naming
+    the Debian packages (an empty cache, so nothing cached can stand in)."""
+    env = {
+        **os.environ,
+        "PATH": str(Path(sys.executable).parent),
+        "TCPREPRO_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": str(ROOT / "src"),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "tcprepro.cli", "build-uml-kernel"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 3, result.stderr
+    message = result.stderr
+    assert "cannot build the UML kernel" in message
+    for program in ("make", "gcc", "flex", "bison", "bc", "pkg-config"):
+        assert program in message.split("missing;")[0], message
+    assert "apt-get install" in message
+    for package in ("build-essential", "flex", "bison", "bc", "pkg-config"):
+        assert package in message.split("apt-get install")[1], message
+    assert not (tmp_path / "cache" / "uml").exists() or not any(
+        (tmp_path / "cache" / "uml").iterdir()
+    )
+
+
+def test_build_tools_are_named_with_their_packages():
+    missing = dict(umlkernel.build_missing(lambda name: None))
+    assert missing["gcc"] == "build-essential"
+    assert missing["flex"] == "flex"
+    assert missing["bison"] == "bison"
+    assert missing["bc"] == "bc"
+    assert missing["pkg-config"] == "pkg-config"
+    assert set(missing.values()) <= set(umlkernel.BUILD_PACKAGES) | {"tar", "xz-utils"}
+
+
+def test_the_cache_key_follows_the_source_version_and_the_options(monkeypatch):
+    key = umlkernel.kernel_key("6.1.192-2")
+    assert key.startswith("linux-6.1.192-2-")
+    assert umlkernel.kernel_key("6.1.193-1") != key
+    monkeypatch.setitem(umlkernel.OPTIONS, "extra", ("NET_SCH_DRR",))
+    assert umlkernel.kernel_key("6.1.192-2") != key
+
+
+def test_the_fragment_builds_every_variant_and_queue_discipline_in():
+    fragment = umlkernel.config_fragment()
+    assert "CONFIG_UML_TIME_TRAVEL_SUPPORT=y" in fragment
+    assert "=m" not in fragment
+    for option in ("NET_SCH_NETEM", "NET_SCH_HTB", "NET_SCH_FQ", "NET_SCH_SFQ", "NET_SCH_RED",
+                   "NET_SCH_TBF", "NET_SCH_PRIO", "NET_SCH_CODEL", "NET_SCH_FQ_CODEL",
+                   "NET_SCH_INGRESS", "IFB", "VETH", "NET_NS", "HOSTFS", "TMPFS"):  # fmt: skip
+        assert f"CONFIG_{option}=y" in fragment, option
+    from tcprepro.variants import VARIANTS
+
+    linux = {v.linux_name for v in VARIANTS.values() if v.linux_name}
+    kernel = umlkernel.UmlKernel(
+        Path("linux"), "6.1", "k", 0.0, frozenset(umlkernel._read_config(fragment))
+    )
+    assert {name for name in linux if not kernel.has_congestion_control(name)} == set()
+
+
+def test_the_boot_has_the_virtual_clock_and_init_powers_off(tmp_path):
+    argv = uml.boot_argv(Path("/k/linux"), tmp_path)
+    assert "time-travel=inf-cpu" in argv
+    assert "rootfstype=hostfs" in argv
+    assert "ro" in argv
+    assert f"uml_dir={tmp_path / 'uml'}" in argv  # UML's run-time files die with the folder
+    script = uml.init_script(tmp_path, ["python", "-m", "x"], "6.1-uml-abc")
+    assert script.startswith("#!/bin/sh")
+    assert f"mount -t hostfs -o {tmp_path} none {uml.GUEST_DIR}" in script
+    assert "mount -t tmpfs tmpfs /tmp" in script
+    assert "mount -t tmpfs tmpfs /run" in script
+    assert "echo o > /proc/sysrq-trigger" in script
+    assert script.rstrip().endswith("while :; do sleep 3600; done")  # never exits
+
+
+def test_auto_prefers_uml_when_native_lacks_netem(monkeypatch):
+    needs = capabilities.Needs(("htb", "netem"), ("reno",))
+    lack = capabilities.Missing("qdisc netem", "the kernel has no netem qdisc", "")
+    monkeypatch.setattr(capabilities, "native_missing", lambda needs: [lack])
+    monkeypatch.setattr(capabilities, "uml_missing", lambda needs: [])
+    monkeypatch.setattr(capabilities, "vm_missing", lambda needs: [])
+    choice = capabilities.choose_route(needs)
+    assert choice.route == "uml"
+    assert "qdisc netem" in choice.reason
+    assert "virtual clock" in choice.reason
+    unbuilt = capabilities.Missing("uml-kernel", "not built", "tcprepro build-uml-kernel")
+    monkeypatch.setattr(capabilities, "uml_missing", lambda needs: [unbuilt])
+    choice = capabilities.choose_route(needs)
+    assert choice.route == "vm"
+    assert "uml-kernel" in choice.reason
+    with pytest.raises(CapabilityError, match=r"(?s)UML route \(forced\).*uml-kernel"):
+        capabilities.choose_route(needs, "uml")
+
+
+def test_the_cli_offers_every_route():
+    from tcprepro import cli
+
+    assert cli.ROUTES == capabilities.ROUTES
+    assert "uml" in capabilities.ROUTES
+
+
+def test_cpu_saturation_does_not_flag_a_virtual_time_run_but_a_bad_probe_does():
+    probe = LinkProbe("bottleneck", "s0", "r", 100e6, 97.2e6, 97.0e6, 0.02, 0.02)
+    for cpu_gate, flagged in ((True, True), (False, False)):
+        report = FidelityReport(Tolerances(cpu_gate=cpu_gate), [probe])
+        report.cpu_saturated_fraction = 1.0
+        report.sample_late_fraction = 0.0
+        report.judge()
+        assert (not report.ok) == flagged, report.flags
+    slow = LinkProbe("bottleneck", "s0", "r", 100e6, 97.2e6, 50e6, 0.02, 0.02)
+    report = FidelityReport(Tolerances(cpu_gate=False), [slow])
+    report.sample_late_fraction = 0.0
+    report.judge()
+    assert not report.ok
+    assert "probe rate 51%" in report.flags[0]
+
+
+# ---------------------------------------------------------------------------
+# The built kernel and real boots
+
+
+def _uml_or_skip(scenario=None):
+    needs = capabilities.Needs(("htb", "netem", "pfifo"), ("reno",))
+    if scenario is not None:
+        needs = needs | capabilities.scenario_needs(scenario)
+    missing = capabilities.uml_missing(needs)
+    if missing:
+        pytest.skip("missing capability for the UML route: " + "; ".join(map(str, missing)))
+
+
+def test_the_cached_kernel_has_every_option_and_is_not_built_again():
+    _uml_or_skip()
+    kernel = umlkernel.find_kernel()
+    missing = [n for group in umlkernel.OPTIONS.values() for n in group if n not in kernel.config]
+    assert missing == []
+    assert "MODULES" not in kernel.config  # everything built in
+    stamp = kernel.path.stat().st_mtime_ns
+    assert umlkernel.build_kernel() == kernel  # cached: found, not rebuilt
+    assert kernel.path.stat().st_mtime_ns == stamp
+    assert not list(umlkernel.cache_root().glob(".build-*"))
+
+
+def _reno_100m(**changes):
+    """100 Mb/s bottleneck, 20 ms RTT, a 1-BDP buffer, one Reno flow."""
+    rtt = 0.020
+    bdp_pkts = round(100e6 * rtt / 8 / 1500)
+    data = scenario_dict(
+        DUMBBELL,
+        topology={
+            "kind": "dumbbell",
+            "bottleneck": {"rate": "100Mbps", "delay": "10ms", "buffer_pkts": bdp_pkts},
+            "senders": [{"name": "s", "count": 1, "rate": "1Gbps", "delay": "0ms"}],
+        },
+        flows={"f0": {"src": "s0", "variant": "NewReno"}},
+        **{"duration": "8s", "warmup": "4s", "trace": {"interval": "0.5s"}, **changes},
+    )
+    return load_scenario_dict(data)
+
+
+def _busy_fraction(before, after):
+    fields = [b - a for a, b in zip(before, after, strict=True)]
+    return 1.0 - (fields[3] + fields[4]) / sum(fields)
+
+
+def _cpu_times():
+    with open("/proc/stat") as handle:
+        return [int(v) for v in handle.readline().split()[1:]]
+
+
+def _batch(jobs, **kwargs):
+    from tcprepro.emulation.runner import emulate_batch
+
+    started = time.monotonic()
+    results = emulate_batch(jobs, "uml", probe_s=1.0, **kwargs)
+    print(f"UML batch of {len(jobs)}: {time.monotonic() - started:.0f} s wall")
+    return results
+
+
+@pytest.fixture(scope="module")
+def reno_runs(tmp_path_factory):
+    """The Reno run twice, in two boots: first while a CPU hog keeps every host core
+    busy (started and ended here), then on the host as it is."""
+    from tcprepro.emulation.runner import EmulationJob
+    from tcprepro.store import open_dataset
+
+    scenario = _reno_100m()
+    _uml_or_skip(scenario)
+    folder = tmp_path_factory.mktemp("uml")
+    hogs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 1)
+    ]
+    try:
+        before = _cpu_times()
+        [loaded] = _batch([EmulationJob(scenario, 0, folder / "loaded.nc")])
+        busy = _busy_fraction(before, _cpu_times())
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    [idle] = _batch([EmulationJob(scenario, 0, folder / "again.nc")])
+    for result in (loaded, idle):
+        assert result.ok, result.error
+    return {
+        "busy": busy,
+        "loaded": open_dataset(folder / "loaded.nc"),
+        "again": open_dataset(folder / "again.nc"),
+    }
+
+
+@pytest.mark.slow
+def test_virtual_clock_keeps_a_100mbps_reno_flow_at_full_rate_on_a_saturated_host(reno_runs):
+    ds = reno_runs["loaded"]
+    assert reno_runs["busy"] >= 0.95, "the hog did not keep the host's cores busy"
+    assert ds.attrs["route"] == "uml"
+    assert ds.attrs["clock_mode"].startswith("virtual")
+    assert str(ds["flow_cc_type"].sel(flow="f0").values) == "linux:reno"
+    goodput = float(metrics.goodput_bps(ds).sel(flow="f0"))
+    ratio = float(ds.attrs["wall_time_ratio"])
+    print(
+        f"goodput {goodput / 1e6:.2f} Mb/s of 100 with host cores {reno_runs['busy']:.0%} busy;"
+        f" {ds.attrs['guest_time_s']} guest s in {ds.attrs['wall_time_s']} wall s"
+        f" (ratio {ratio:.3f}); flags: {ds.attrs['fidelity_flags'] or 'none'}"
+    )
+    assert goodput >= 0.93 * 100e6
+    assert ds.attrs["fidelity_ok"] == 1, ds.attrs["fidelity_flags"]
+    report = json.loads(ds.attrs["fidelity"])
+    assert report["tolerances"]["cpu_gate"] is False
+    assert float(report["links"][0]["probe_rtt_s"]) == pytest.approx(0.020, abs=1e-4)
+    assert 0 < ratio < 100
+    assert float(ds.attrs["wall_time_s"]) > 0
+
+
+@pytest.mark.slow
+def test_the_same_run_in_another_boot_gives_the_same_goodput(reno_runs):
+    first = float(metrics.goodput_bps(reno_runs["loaded"]).sel(flow="f0"))
+    second = float(metrics.goodput_bps(reno_runs["again"]).sel(flow="f0"))
+    print(f"goodput {first / 1e6:.3f} and {second / 1e6:.3f} Mb/s")
+    assert second == pytest.approx(first, rel=0.01)
+    assert reno_runs["again"].attrs["cache_key"] == reno_runs["loaded"].attrs["cache_key"]
+
+
+@pytest.mark.slow
+def test_the_gate_passes_a_500mbps_probe_and_flags_a_misshaped_path(tmp_path):
+    """One boot, two runs: a 500 Mb/s bottleneck, whose probe must pass in virtual time,
+    and a path whose access link (50 Mb/s) is slower than the 100 Mb/s bottleneck the
+    probe checks: the traced link cannot deliver its configured rate, so the run is
+    flagged, virtual clock or not."""
+    from tcprepro.emulation.runner import EmulationJob
+    from tcprepro.store import open_dataset
+
+    fast = _reno_100m(duration="1s", warmup="0.5s")
+    data = json.loads(fast.to_json())
+    data["topology"]["bottleneck"]["rate"] = "500Mbps"
+    fast = load_scenario_dict(data)
+    misshaped = json.loads(_reno_100m(duration="1s", warmup="0.5s").to_json())
+    misshaped["topology"]["senders"][0]["rate"] = "50Mbps"
+    misshaped = load_scenario_dict(misshaped)
+    _uml_or_skip(fast)
+    results = _batch(
+        [
+            EmulationJob(fast, 0, tmp_path / "fast.nc"),
+            EmulationJob(misshaped, 0, tmp_path / "misshaped.nc"),
+        ]
+    )
+    for result in results:
+        assert result.ok, result.error
+    good, bad = (open_dataset(tmp_path / n) for n in ("fast.nc", "misshaped.nc"))
+    for ds in (good, bad):
+        probe = json.loads(ds.attrs["fidelity"])["links"][0]
+        print(
+            f"{probe['configured_rate_bps'] / 1e6:g} Mb/s: probe {probe['rate_ratio']:.3f} of "
+            f"expected, RTT {probe['probe_rtt_s'] * 1e3:.2f} ms; ratio "
+            f"{ds.attrs['wall_time_ratio']}; flags: {ds.attrs['fidelity_flags'] or 'none'}"
+        )
+    assert good.attrs["fidelity_ok"] == 1, good.attrs["fidelity_flags"]
+    assert float(good["link_probe_goodput_bps"].sel(link="bottleneck")) == pytest.approx(
+        float(good["link_probe_expected_bps"].sel(link="bottleneck")), rel=0.05
+    )
+    assert bad.attrs["fidelity_ok"] == 0
+    assert "bottleneck: probe rate" in bad.attrs["fidelity_flags"]
+
+
+def _leftovers(kernel_path):
+    """UML processes (their executable is the kernel), boot folders, UML run-time dirs."""
+    processes = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if os.readlink(f"/proc/{pid}/exe") == str(kernel_path):
+                    processes.append(pid)
+            except OSError:
+                continue
+    folders = sorted(str(p) for p in Path(os.environ.get("TMPDIR", "/tmp")).glob("tcprepro-uml-*"))
+    shm = sorted(str(p) for p in Path("/dev/shm").iterdir())
+    mounts = [line for line in Path("/proc/mounts").read_text().splitlines() if "uml" in line]
+    return {"processes": processes, "folders": folders, "shm": shm, "mounts": mounts}
+
+
+@pytest.mark.slow
+def test_a_batch_failing_midway_leaves_nothing_on_the_host(tmp_path, monkeypatch):
+    """A failure on the host side 60 s after the guest program started (it is setting up
+    or running a 30-s flow inside UML): the boot is killed and nothing of it is left."""
+    from tcprepro.emulation import vm
+
+    scenario = _reno_100m(duration="30s")
+    _uml_or_skip(scenario)
+    kernel = umlkernel.find_kernel()
+    before = _leftovers(kernel.path)
+    seen = {}
+    real_tick = uml._HostClock.tick
+
+    def failing_tick(self):
+        real_tick(self)
+        if (self.folder / "guest.log").exists():
+            started = seen.setdefault("guest", time.monotonic())
+            if time.monotonic() - started > 60.0:
+                seen["uml_processes"] = len(_leftovers(kernel.path)["processes"])
+                raise RuntimeError("injected failure in the middle of the batch")
+
+    monkeypatch.setattr(uml._HostClock, "tick", failing_tick)
+    job = vm.VmJob(scenario.to_json(), 0, str(tmp_path / "never.nc"), {}, {"probe_s": 1.0})
+    with pytest.raises(RuntimeError, match="injected failure"):
+        uml.run_batch([job])
+    assert seen["uml_processes"] > len(before["processes"])  # UML was running then
+    assert _leftovers(kernel.path) == before
+    assert not (tmp_path / "never.nc").exists()
+
+
+@pytest.mark.slow
+def test_a1_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
+    """Study A's headline cell (A1's 10/2 Mb/s access link, 40-packet uplink buffer,
+    NewReno both ways; X1's first smoke cell, 20 s) in ns-3 and with real Linux TCP in
+    virtual time: utilisation and mean RTT of both flows within X1's stated tolerance."""
+    import pandas as pd
+
+    from tcprepro.analysis import crosscheck
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.emulation.runner import EmulationJob
+    from tcprepro.ns3.backend import run_scenario
+    from tcprepro.store import combine_runs, open_dataset, write_dataset
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    [emulated_run] = config.runs("X1", "smoke", "mininet")[:1]
+    [simulated_run] = [
+        r for r in config.runs("X1", "smoke", "ns3") if r.sweep == emulated_run.sweep
+    ]
+    _uml_or_skip(emulated_run.scenario())
+    ns3_path, emu_path = tmp_path / "ns3.nc", tmp_path / "emu.nc"
+    ns3 = run_scenario(
+        simulated_run.scenario(), simulated_run.rep, extra_attrs=simulated_run.attrs()
+    )
+    write_dataset(ns3, ns3_path)
+    [result] = _batch(
+        [EmulationJob(emulated_run.scenario(), emulated_run.rep, emu_path, emulated_run.attrs())]
+    )
+    assert result.ok, result.error
+    tolerance = config.figure("X1")["crosscheck"]
+    table = crosscheck.compare(
+        combine_runs([ns3_path]),
+        combine_runs([emu_path]),
+        tolerance["utilisation_pp"],
+        tolerance["rtt_rel"],
+    )
+    table = table[table["ns3_util_pct"].notna()]  # the combined sweep lists the other cells
+    assert len(table) == 2  # the download and the upload of this cell
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        shown = table.round(3).to_string(index=False)
+    print(shown)
+    assert (table["fidelity"] == "ok").all(), shown
+    assert table["util_ok"].all(), shown
+    assert table["rtt_ok"].all(), shown
+    assert open_dataset(emu_path).attrs["route"] == "uml"
