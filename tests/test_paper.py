@@ -384,3 +384,31 @@ def test_the_provenance_says_which_runs_came_from_an_imported_bundle():
     text = _provenance({"D3": combined(["k3"], ["2025-12-31"])}, source)
     assert "4 of 5 runs drawn at random (seed 4) were re-simulated here bit-identical" in text
     assert "DIFFERENT: x" in text
+
+
+def test_the_verify_section_sets_the_verify_verdicts_next_to_this_builds(tmp_path):
+    """Issue 14's table: claim, this build's verdict, the verify verdict, cells, time."""
+    from tcprepro.paper import _verify_section, read_verdicts, verify_cost
+
+    config = _config()
+    # no verify build: one line that says so
+    assert "No verify-tier results" in _verify_section(config, "quick", [], [])
+    here = tmp_path / "B.csv"
+    here.write_text("claim,paper,reproduced,verdict,cells\nB-c1,p,r,inconclusive,1 of 1 cells\n")
+    verify = tmp_path / "verify" / "B.csv"
+    verify.parent.mkdir()
+    verify.write_text("claim,paper,reproduced,verdict,cells\nB-c1,p,r,reproduced,1 of 1 cells\n")
+    text = _verify_section(config, "quick", read_verdicts([here]), read_verdicts([verify]))
+    row = next(line for line in text.splitlines() if line.startswith("B-c1 &"))
+    cells = row.split(" & ")
+    assert cells[1] == r"\textcolor{BurntOrange}{inconclusive}"
+    assert cells[2] == r"\textcolor{ForestGreen}{reproduced}"
+    assert cells[3] == "1 of 1 cells"
+    # the simulated time is the paper tier's: its cells x repetitions x duration
+    paper = config.figure_scenario("B5.1", "paper")
+    reps = int(config.tier_settings("B5.1", "paper")["repetitions"])
+    n_cells = len(config.claim_cells("B5.1", ["B-c1"]))
+    cost = (n_cells * reps, n_cells * reps * paper.duration)
+    assert verify_cost(config, ["B-c1"]) == {"B-c1": cost}
+    assert f"({n_cells * reps} runs)" in row
+    assert r"\toprule Claim & quick verdict & verify verdict" in text

@@ -141,6 +141,9 @@ def test_dry_run_of_the_verify_profile_runs_the_claims_cells_only(tmp_path):
     assert counts["claims"] == 4
     assert "figure" not in counts
     assert "paper" not in counts
+    # its claims are kept apart: a later quick or paper report sets them next to its own
+    assert "data/claims/verify/A.csv" in result.stdout
+    assert "data/claims/A.csv" not in result.stdout.replace("data/claims/verify/A.csv", "")
 
 
 @pytest.fixture(scope="module")

@@ -213,6 +213,7 @@ def _cmd_paper_inputs(args: argparse.Namespace) -> int:
         excluded=excluded,
         facts_dir=args.facts_dir,
         claims_csvs=args.claims,
+        verify_csvs=args.verify_claims,
         **extra,
     ):
         print(path)
@@ -478,6 +479,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--excluded-reason", default="", help="why it skips them")
     p.add_argument("--facts-dir", help="folder of the figures' records (<id>.json)")
     p.add_argument("--claims", nargs="*", default=[], help="claims CSVs (data/claims/*.csv)")
+    p.add_argument(
+        "--verify-claims",
+        nargs="*",
+        default=[],
+        help="the verify tier's claims CSVs (data/claims/verify/*.csv), when there are any",
+    )
     p.add_argument(
         "--source",
         metavar="RECORD",

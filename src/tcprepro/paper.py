@@ -40,7 +40,7 @@ from typing import Any
 import xarray as xr
 
 from tcprepro import provenance
-from tcprepro.campaign import WorkflowConfig
+from tcprepro.campaign import WorkflowConfig, cell_name
 from tcprepro.claims import VERDICT_COLOURS
 from tcprepro.errors import ConfigError
 from tcprepro.latex import atomic_write as _write
@@ -629,6 +629,75 @@ def _glance(
     return "\n".join(lines) + "\n"
 
 
+def verify_cost(config: WorkflowConfig, claims: Iterable[str]) -> dict[str, tuple[int, float]]:
+    """Runs and simulated seconds of each claim's verify-tier runs (its cells at paper length).
+
+    The runs are those ``tcprepro plan --tier verify --claim <id>`` counts: the paper
+    tier's runs of the cells the claim reads (``cells:`` of the claims registry).
+    """
+    claims = list(claims)
+    runs_of: dict[str, list[Any]] = {}
+    cost = dict.fromkeys(claims, (0, 0.0))
+    for figure in config.simulated_figures:
+        for claim in claims:
+            names = {cell_name(cell) for cell in config.claim_cells(figure, [claim])}
+            if not names:
+                continue
+            if figure not in runs_of:
+                runs_of[figure] = config.runs(figure, "verify")
+            mine = [run for run in runs_of[figure] if run.cell in names]
+            runs, seconds = cost[claim]
+            cost[claim] = (runs + len(mine), seconds + sum(r.scenario().duration for r in mine))
+    return cost
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
+
+
+def _verify_section(
+    config: WorkflowConfig,
+    tier: str,
+    verdicts: list[dict[str, str]],
+    verify: list[dict[str, str]],
+) -> str:
+    """The verify section: this build's verdicts next to the verify tier's (when it ran)."""
+    head = r"\subsection{Claims decided at paper length (verify tier)}\label{sec:verify}"
+    if not verify:
+        return (
+            head + "\n" + r"No verify-tier results are in this build's data "
+            r"(\texttt{data/claims/verify/} is empty): no claim has been checked on its cells "
+            r"at the paper's settings." + "\n"
+        )
+    here = {row["claim"]: row["verdict"] for row in verdicts}
+    cost = verify_cost(config, [row["claim"] for row in verify])
+    lines = [
+        head,
+        r"\begin{longtable}{@{}P{0.08\linewidth}P{0.2\linewidth}P{0.2\linewidth}"
+        r"P{0.22\linewidth}P{0.2\linewidth}@{}}",
+        rf"\caption{{Each claim's verdict in this build (tier \texttt{{{tex(tier)}}}) and at "
+        r"the verify tier (the paper tier's settings and repetitions on the cells the claim "
+        r"reads, from \texttt{data/claims/verify/}); cells: the claim's cells that ran there; "
+        r"simulated time: of the claim's verify runs.}\label{tab:verify}\\",
+        rf"\toprule Claim & {tex(tier)} verdict & verify verdict & Cells & Simulated time "
+        r"\\ \midrule",
+        r"\endfirsthead",
+        rf"\toprule Claim & {tex(tier)} verdict & verify verdict & Cells & Simulated time "
+        r"\\ \midrule",
+        r"\endhead",
+    ]
+    for row in verify:
+        runs, seconds = cost[row["claim"]]
+        spent = f"{_hours(seconds)} ({runs} runs)" if runs else "—"
+        mine = here.get(row["claim"])
+        lines.append(
+            rf"{tex(row['claim'])} & {_verdict(mine) if mine else '---'} & "
+            rf"{_verdict(row['verdict'])} & {tex(row['cells'] or '—')} & {tex(spent)} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    return "\n".join(lines) + "\n"
+
+
 def _runs_text(config: WorkflowConfig, figure: str, tier: str, ds: xr.Dataset | None) -> str:
     """Short "this build; paper" run length and repetitions of a figure (plain text)."""
     source = config.source(figure)
@@ -778,6 +847,7 @@ def write_paper_inputs(
     facts_dir: str | Path | None = None,
     claims_csvs: Iterable[str | Path] = (),
     source: Mapping[str, Any] | None = None,
+    verify_csvs: Iterable[str | Path] = (),
 ) -> list[Path]:
     """Write glance, body, parameters, deviations, provenance and numbers into ``out_dir``.
 
@@ -798,6 +868,10 @@ def write_paper_inputs(
         Folder of the figures' records (``<id>.json``, written with each PDF).
     claims_csvs
         The claims CSVs (``data/claims/<study>.csv``) the verdict totals count.
+    verify_csvs
+        The verify tier's claims CSVs (``data/claims/verify/<study>.csv``), when a verify
+        build left them: the at-a-glance section sets their verdicts next to this
+        build's (else it says in one line that there are none).
     source
         The record of an imported trace bundle
         (:func:`tcprepro.campaign.bundle.source_record`), or None when every run was
@@ -826,6 +900,7 @@ def write_paper_inputs(
             runs_text[figure] = _runs_text(config, figure, tier, ds)
     simulated = [f for f in order if f in combined]
     verdicts = read_verdicts(claims_csvs)
+    verify = read_verdicts(verify_csvs)
     n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
     pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
     sim_seconds = sum(
@@ -846,7 +921,8 @@ def write_paper_inputs(
     studies = sorted({str(config.figure(f)["study"]) for f in order})
     written = []
     for name, text in {
-        "glance.tex": _glance(config, tier, order, statuses, runs_text, verdicts),
+        "glance.tex": _glance(config, tier, order, statuses, runs_text, verdicts)
+        + _verify_section(config, tier, verdicts, verify),
         "body.tex": _body(
             config, order, statuses, facts, lines_of, figure_dir, claims_dir, tier, studies
         ),

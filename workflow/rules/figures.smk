@@ -39,8 +39,8 @@ rule claims:
     input:
         study_combined,
     output:
-        tex="paper/generated/claims_{study}.tex",
-        csv="data/claims/{study}.csv",
+        tex=f"{CLAIMS_TEX_DIR}/claims_{{study}}.tex",
+        csv=f"{CLAIMS_DIR}/{{study}}.csv",
     log:
         "data/logs/claims/{study}.log",
     shell:
@@ -51,4 +51,4 @@ rule claims:
 rule claims_tables:
     # every study's claims table (the verify tier's target: it draws no figure)
     input:
-        expand("data/claims/{study}.csv", study=STUDIES),
+        expand(f"{CLAIMS_DIR}/{{study}}.csv", study=STUDIES),

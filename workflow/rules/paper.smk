@@ -9,8 +9,9 @@ rule paper_inputs:
     input:
         combined=[WORKFLOW.combined_path(figure) for figure in SIMULATED],
         facts=[path.removesuffix(".pdf") + ".json" for path in paper_files("figure")],
-        claims=expand("data/claims/{study}.csv", study=STUDIES),
+        claims=expand(f"{CLAIMS_DIR}/{{study}}.csv", study=STUDIES),
         source=bundle_record,
+        verify=verify_claims,
     output:
         "paper/generated/glance.tex",
         "paper/generated/body.tex",
@@ -31,7 +32,8 @@ rule paper_inputs:
     shell:
         "tcprepro paper-inputs --tier {params.tier} --emulation-note {params.emulation:q} "
         "--excluded {params.excluded} --excluded-reason {params.reason:q} "
-        "--facts-dir paper/figures --claims {input.claims} {params.source} "
+        "--facts-dir paper/figures --claims {input.claims} --verify-claims {input.verify} "
+        "{params.source} "
         "--out-dir paper/generated {input.combined} > {log} 2>&1"
 
 
