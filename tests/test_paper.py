@@ -249,8 +249,8 @@ def test_verdict_totals_count_every_verdict_the_csvs_hold(tmp_path):
     paths = []
     for study, claims in rows.items():
         path = tmp_path / f"{study}.csv"
-        lines = ["claim,paper,reproduced,verdict,coverage"]
-        lines += [f"{claim},p,r,{verdict},1 of 2 cells" for claim, verdict in claims]
+        lines = ["claim,paper,reproduced,verdict,cells,coverage"]
+        lines += [f"{claim},p,r,{verdict},1 of 2 cells,B=100 not run" for claim, verdict in claims]
         path.write_text("\n".join(lines) + "\n")
         paths.append(path)
     verdicts = read_verdicts(paths)
@@ -261,6 +261,9 @@ def test_verdict_totals_count_every_verdict_the_csvs_hold(tmp_path):
     assert totals == ["2", "1", "1", "1", "5"]  # reproduced, not rep., inconclusive, other
     assert "undecided by coin" in text
     assert r"\pageref{claim:B-c2}" in text
+    # each claim's coverage: the cells of the claim that ran, then what is missing
+    row = next(line for line in text.splitlines() if line.startswith("A-c2 &"))
+    assert row.split(" & ")[2] == "on 1 of 2 cells; B=100 not run"
 
 
 def test_overfull_boxes_are_attributed_to_the_generated_file():
