@@ -415,3 +415,38 @@ def test_the_verify_section_sets_the_verify_verdicts_next_to_this_builds(tmp_pat
     assert verify_cost(config, ["B-c1"]) == {"B-c1": cost}
     assert f"({n_cells * reps} runs)" in row
     assert r"\toprule Claim & quick verdict & verify verdict" in text
+
+
+@pytest.mark.needs_latex
+def test_the_verify_section_compiles_and_prints_its_row(tmp_path):
+    import subprocess
+
+    from tcprepro.paper import _verify_section, overfull_boxes, verify_cost
+
+    here = [{"claim": "B-c1", "study": "B", "verdict": "inconclusive", "cells": "", "coverage": ""}]
+    verify = [dict(here[0], verdict="not reproduced", cells="1 of 1 cells")]
+    body = _verify_section(_config(), "quick", here, verify)
+    preamble = (ROOT / "paper/preamble.tex").read_text()
+    (tmp_path / "t.tex").write_text(
+        "\\documentclass[10pt,a4paper]{article}\n" + preamble + "\n\\begin{document}\n"
+        "\\typeout{<<generated generated/glance.tex>>}" + body + "\\par"
+        "\\typeout{<<end generated generated/glance.tex>>}\n\\end{document}\n"
+    )
+    subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    row = next(line for line in text.splitlines() if line.strip().startswith("B-c1"))
+    assert row.split()[1:5] == ["inconclusive", "not", "reproduced", "1"]
+    runs, _ = verify_cost(_config(), ["B-c1"])["B-c1"]
+    assert f"({runs} runs)" in row
+    log = (tmp_path / "t.log").read_text(errors="replace")
+    assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
