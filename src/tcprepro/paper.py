@@ -6,7 +6,9 @@ configuration, so that ``paper/tcprepro.tex`` holds only prose and
 
 - ``glance.tex``: the at-a-glance section (every catalogue artefact with its
   status in this tier and its page, every claim with its verdict and page, the
-  verdict totals per verdict and per study, counted from the claims CSVs);
+  verdict totals per verdict and per study, counted from the claims CSVs; then the
+  verify tier's verdicts next to this build's when a verify build left its CSVs in
+  ``data/claims/verify/``, else one line saying there are none);
 - ``body.tex``: one section per study in catalogue order (A, B, C, D), its figures
   and tables in catalogue order, then its claims table. Each caption is the one of
   ``workflow/config.yaml``, then the sentences the drawing recorded about what it
