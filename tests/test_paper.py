@@ -263,7 +263,7 @@ def test_verdict_totals_count_every_verdict_the_csvs_hold(tmp_path):
     assert r"\pageref{claim:B-c2}" in text
     # each claim's coverage: the cells of the claim that ran, then what is missing
     row = next(line for line in text.splitlines() if line.startswith("A-c2 &"))
-    assert row.split(" & ")[2] == "on 1 of 2 cells; B=100 not run"
+    assert row.split(" & ")[2] == "ran 1 of 2 cells; B=100 not run"
 
 
 def test_overfull_boxes_are_attributed_to_the_generated_file():

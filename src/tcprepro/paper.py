@@ -608,7 +608,9 @@ def _glance(
     lines += [r"\bottomrule", r"\end{longtable}", ""]
     lines += [
         r"\begin{longtable}{@{}P{0.07\linewidth}P{0.17\linewidth}P{0.63\linewidth}r@{}}",
-        r"\caption{Every claim: its verdict in this build and the page of its row.}"
+        r"\caption{Every claim: its verdict in this build and the page of its row. Coverage: "
+        r"the claim's cells (those the claims registry names) that ran in this build, then "
+        r"what its check covered or misses.}"
         r"\label{tab:glance-claims}\\",
         r"\toprule Claim & Verdict & Coverage & Page \\ \midrule",
         r"\endfirsthead",
@@ -620,9 +622,8 @@ def _glance(
         if study is not None and row["study"] != study:
             lines.append(r"\addlinespace")
         study = row["study"]
-        coverage = "; ".join(
-            text for text in (f"on {row['cells']}" if row["cells"] else "", row["coverage"]) if text
-        )
+        ran = f"ran {row['cells']}" if row["cells"] else ""
+        coverage = "; ".join(text for text in (ran, row["coverage"]) if text)
         lines.append(
             rf"{tex(row['claim'])} & {_verdict(row['verdict'])} & {tex(coverage)} & "
             rf"\pageref{{claim:{row['claim']}}} \\"

@@ -642,14 +642,16 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
         n_cells += len(order)
         summary = rows.groupby("law")["value"].agg(["mean", "std", "count"]).reindex(order)
         labels = [_law_parts(law)[1] for law in order]
-        ax.bar(
-            range(len(order)),
-            summary["mean"],
-            yerr=summary["std"].where(summary["count"] > 1).fillna(0),
-            color="tab:blue" if family == "AIMD" else "tab:green",
-            capsize=2,
-            width=0.6,
-        )
+        colour = "tab:blue" if family == "AIMD" else "tab:green"
+        spread = summary["std"].where(summary["count"] > 1).fillna(0)
+        if quantity == "throughput":
+            ax.bar(
+                range(len(order)), summary["mean"], yerr=spread, color=colour, capsize=2, width=0.6
+            )
+        else:  # a bar's length means nothing on a log axis: a point per law
+            ax.errorbar(
+                range(len(order)), summary["mean"], yerr=spread, fmt="o", color=colour, capsize=2
+            )
         ax.set_xticks(range(len(order)), labels, rotation=60)
         ax.set_xlim(-0.8, max(len(order), 4) - 0.2)
         ax.set_xlabel(r"$\alpha/\beta$")
@@ -661,6 +663,7 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
             ax.set_yscale("log")
             ax.axhline(0.01, color="0.3", ls=":", lw=0.8)
         ax.set_ylabel(ylabel)
+    shape = "Bars" if quantity == "throughput" else "Points"
     reference = (
         f"Dashed: the fair target, the capacity the background leaves ({target:.1f} Mb/s)."
         if quantity == "throughput"
@@ -668,7 +671,7 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
     )
     facts = Drawn(
         panels=2, panels_drawn=n_drawn, cells_drawn=n_cells, selection={"buffer": [buffer]}
-    ).say(reference, spread_statement(n_reps, "Bars: mean over repetitions; error bars"))
+    ).say(reference, spread_statement(n_reps, f"{shape}: mean over repetitions; error bars"))
     return record(fig, facts)
 
 
