@@ -643,7 +643,8 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
         summary = rows.groupby("law")["value"].agg(["mean", "std", "count"]).reindex(order)
         labels = [_law_parts(law)[1] for law in order]
         colour = "tab:blue" if family == "AIMD" else "tab:green"
-        spread = summary["std"].where(summary["count"] > 1).fillna(0)
+        # no caps drawn at zero length when a single repetition gives no spread
+        spread = summary["std"].where(summary["count"] > 1).fillna(0) if n_reps > 1 else None
         if quantity == "throughput":
             ax.bar(
                 range(len(order)), summary["mean"], yerr=spread, color=colour, capsize=2, width=0.6
@@ -687,6 +688,7 @@ def pacing(ds: xr.Dataset) -> Figure:
         figsize=(TEXT_WIDTH_IN, min(1.9 * len(buffers) + 0.4, MAX_HEIGHT_IN)),
         squeeze=False,
         sharex=True,
+        sharey="row",  # paced and not paced on one scale, per buffer
         layout="constrained",
     )
     throughput = analysis_b.throughput_bps(ds) / 1e6
