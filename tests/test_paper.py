@@ -97,6 +97,7 @@ def test_escape_sets_specials_as_text_and_symbols_as_math():
     assert escape("H_TCP SO_SNDBUF") == r"H\_TCP SO\_SNDBUF"
     # a long token may break; a short one is left alone
     assert r"\allowbreak{}" in escape("data/combined/emulated/X1.nc")
+    assert escape("NewReno/CUBIC") == r"NewReno/\allowbreak{}CUBIC"  # a claims table's cell
     assert escape("B5.10") == "B5.10"
 
 

@@ -92,7 +92,7 @@ _SPELLED_GREEK = re.compile(
     r"(?<![A-Za-z0-9_.])(" + "|".join(_SPELLED) + r")(?=_[A-Za-z0-9]{1,3}(?![A-Za-z0-9_])|\()"
 )
 #: a token this long may break after one of _BREAK_AFTER
-_LONG_TOKEN = 16
+_LONG_TOKEN = 12
 _BREAK_AFTER = set("/_.,+=:")
 
 
@@ -117,7 +117,7 @@ def escape(text: str) -> str:
     letters or digits) as a math subscript; adjacent math pieces share one ``$...$``. A
     Greek letter spelled in ASCII before a subscript or a bracket (``rho_b``, ``phi(1)``)
     prints as the letter; ``>=``, ``<=`` and ``!=`` as ≥, ≤ and ≠.
-    Tokens of 16 characters or more may break after ``/ _ . , + = :``.
+    Tokens of 12 characters or more may break after ``/ _ . , + = :``.
     """
     segments: list[tuple[bool, str]] = []  # (is_math, LaTeX)
 
