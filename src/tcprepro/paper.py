@@ -455,8 +455,8 @@ def _source_text(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] |
 def _provenance(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | None = None) -> str:
     lines = [
         _source_text(combined, source),
-        r"\begin{longtable}{@{}P{0.065\linewidth}P{0.05\linewidth}P{0.09\linewidth}"
-        r"P{0.08\linewidth}P{0.215\linewidth}P{0.235\linewidth}P{0.1\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.065\linewidth}P{0.05\linewidth}P{0.08\linewidth}"
+        r"P{0.09\linewidth}P{0.215\linewidth}P{0.235\linewidth}P{0.1\linewidth}@{}}",
         r"\caption{Provenance of every figure's combined dataset.}\label{tab:provenance}\\",
         r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates & Source "
         r"\\ \midrule",
