@@ -36,11 +36,13 @@ SNAKEMAKE_CONFIG := $(if $(EMULATION),--config tier=$(PROFILE) emulation=$(EMULA
 # of `make figures` whenever the host can run it.
 APT_EMULATION := iproute2 mininet iperf3 iperf ethtool iputils-ping qemu-system-x86 \
                  busybox-static linux-image-amd64
+# LaTeX: T1-encoded Latin Modern fonts (lmodern) and poppler-utils (pdftotext, pdftoppm:
+# the report's build check reads the PDF's pages).
+APT_LATEX := latexmk texlive-latex-base texlive-latex-recommended lmodern poppler-utils
 # The virtual-clock route (User-mode Linux): tcprepro builds its kernel once from
 # Debian's kernel source (`tcprepro build-uml-kernel`, cached in ~/.cache/tcprepro/uml).
 APT_UML := linux-source-6.1 build-essential flex bison bc libelf-dev pkg-config
-APT_FIGURES := g++ make git latexmk texlive-latex-base texlive-latex-recommended \
-               $(APT_EMULATION) $(APT_UML)
+APT_FIGURES := g++ make git $(APT_LATEX) $(APT_EMULATION) $(APT_UML)
 # The SLURM test (tests/test_slurm.py) runs a one-node cluster on this machine: munge,
 # slurmctld, slurmd, the client commands, and slurmdbd with a private MariaDB (sacct needs
 # the accounting database). The test starts its own daemons with their own configuration

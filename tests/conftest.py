@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -72,12 +71,11 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("needs_root") and os.geteuid() != 0:
         pytest.skip("missing capability: root (run the tests as root)")
     if item.get_closest_marker("needs_latex"):
-        missing = [tool for tool in ("latexmk", "pdflatex") if not shutil.which(tool)]
-        if missing:
-            pytest.skip(
-                f"missing capability: {', '.join(missing)} "
-                "(apt-get install latexmk texlive-latex-recommended)"
-            )
+        from tcprepro.doctor import _latex
+
+        latex = _latex()
+        if not latex.ok:
+            pytest.skip(f"missing capability: {latex.detail} ({latex.fix})")
     if item.get_closest_marker("needs_netem"):
         netem = _netem()
         if not netem.ok:

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -277,3 +278,17 @@ def test_registry_cells_are_cells_of_the_paper_tier():
                 assert list(cell) == list(values), (claim.id, figure, cell)
                 for dim, value in cell.items():
                     assert value in values[dim], (claim.id, figure, dim, value)
+
+
+def test_one_repetition_states_no_standard_deviation():
+    """A1's '93 ± nan %' at the smoke tier: with one repetition only the mean is given."""
+    from tcprepro.claims import CHECKS, _load_checks
+
+    _load_checks()
+    check = CHECKS["a_cell_utilisation"]
+    args = {"figure": "A2", "up": "NewReno", "down": "NewReno"}
+    args |= {"expected_up_pct": 95, "expected_down_pct": 40, "tolerance_pct": 10}
+    one = check({"A2": a_figure("A2", grid((95, 40)), reps=1)}, **args)
+    assert one.value == "up 95 %, down 40 %"
+    two = check({"A2": a_figure("A2", grid((95, 40)), reps=2)}, **args)
+    assert re.fullmatch(r"up 95 ± \d+ %, down 40 ± \d+ %", two.value)

@@ -172,7 +172,7 @@ def test_tables_put_the_thesis_rows_next_to_ours(tiny_d1, tmp_path):
     )
     tex = write_tabular(throughput, tmp_path / "d2.tex").read_text()
     assert r"\begin{tabular}" in tex
-    assert "D\\_m (Mb/s)" in tex
+    assert "$D_{m}$ (Mb/s)" in tex  # the column's symbol set as math (latex.escape)
 
 
 def _synthetic_buffer_table(c_e, c_r, flagged_garbage=True):

@@ -1,6 +1,7 @@
 """The Snakemake workflow, for real: dry runs of every profile, a smoke-tier run through
 papermill and LaTeX, a no-op rerun, and a rerun limited to what a change touches."""
 
+import csv
 import json
 import os
 import re
@@ -140,6 +141,9 @@ def test_dry_run_of_the_verify_profile_runs_the_claims_cells_only(tmp_path):
     assert counts["claims"] == 4
     assert "figure" not in counts
     assert "paper" not in counts
+    # its claims are kept apart: a later quick or paper report sets them next to its own
+    assert "data/claims/verify/A.csv" in result.stdout
+    assert "data/claims/A.csv" not in result.stdout.replace("data/claims/verify/A.csv", "")
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +213,9 @@ def test_smoke_run_draws_study_d_with_its_tables_and_claims(smoke_run):
 def test_smoke_run_draws_study_b_from_a_tiny_phi_sweep(smoke_run):
     workdir, _ = smoke_run
     for figure in [f"B5.{i}" for i in range(1, 21)]:
-        assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000, figure
+        facts = json.loads((workdir / f"paper/figures/{figure}.json").read_text())
+        if facts["panels_drawn"]:  # a figure with nothing run in the tier is not drawn
+            assert (workdir / f"paper/figures/{figure}.pdf").stat().st_size > 5_000, figure
     executed = json.loads((workdir / "data/notebooks/B5.10.ipynb").read_text())
     assert any(cell.get("outputs") for cell in executed["cells"])
     b510 = open_dataset(workdir / "data/combined/B5.10.nc")
@@ -217,7 +223,10 @@ def test_smoke_run_draws_study_b_from_a_tiny_phi_sweep(smoke_run):
     assert list(b510["flows"].values) == [1, 2]
     assert not (workdir / "data/combined/B5.11.nc").exists()  # drawn from B5.10's runs
     body = (workdir / "paper/generated/body.tex").read_text()
-    assert "figures/B5.11.pdf" in body
+    assert "figures/B5.10.pdf" in body
+    # B5.11 is B5.10 at B = 100, which the smoke tier does not run: one line at a glance
+    assert "figures/B5.11.pdf" not in body
+    assert re.search(r"(?m)^B5\.11 & .* & not run in this tier &", glance(workdir))
     assert "claims_B.tex" in body
     claims = (workdir / "data/claims/B.csv").read_text()
     for claim in [f"B-c{i}" for i in range(1, 11)]:
@@ -287,3 +296,120 @@ def test_a_change_reruns_only_what_it_touches(smoke_run):
         assert all(path.startswith("data/runs/A2/") for path in rerun)
     finally:
         scenario.write_text(original)
+
+
+# ---- the report an evaluator reads (issue 15) -----------------------------------------
+
+
+def _pdf_text(pdf, *args):
+    return subprocess.run(
+        ["pdftotext", "-layout", *args, str(pdf), "-"], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def glance(workdir):
+    return (workdir / "paper/generated/glance.tex").read_text()
+
+
+def _captions(body):
+    """Each figure's caption in body.tex: id -> (caption text, tier line)."""
+    pattern = re.compile(
+        r"\\caption\{\\textbf\{(?P<id>[^}]*)\.\}(?P<text>(?:(?!\\caption).)*?)"
+        r"\\reprotierline\{(?P<line>[^\n]*?)\}\}\n\\label\{fig:",
+        re.S,
+    )
+    return {m["id"]: (m["text"], m["line"]) for m in pattern.finditer(body)}
+
+
+@pytest.mark.needs_latex
+def test_smoke_report_lists_every_artefact_and_counts_every_verdict(smoke_run):
+    from tcprepro.campaign import load_workflow_config
+
+    workdir, _ = smoke_run
+    config = load_workflow_config(workdir / "workflow/config.yaml")
+    pdf = workdir / "paper/build/tcprepro.pdf"
+    text = _pdf_text(pdf)
+    first_pages = _pdf_text(pdf, "-l", "2")
+    assert "At a glance" in first_pages
+    for figure in config.figures:
+        captioned = re.search(rf"(Figure|Table) \d+: {re.escape(figure)}\.\s", text)
+        listed = re.search(rf"(?m)^\s*{re.escape(figure)}\s{{2,}}\S", text)
+        assert captioned or listed, f"{figure}: neither captioned nor in the at-a-glance table"
+    # the totals of the at-a-glance section equal the verdicts of data/claims/*.csv
+    counts = {}
+    for path in sorted((workdir / "data/claims").glob("*.csv")):
+        with path.open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                counts.setdefault(path.stem, {}).setdefault(row["verdict"], 0)
+                counts[path.stem][row["verdict"]] += 1
+    glance = (workdir / "paper/generated/glance.tex").read_text()
+    header = re.search(r"\\toprule Study & (.*) & total \\\\", glance)[1]
+    verdicts = [re.sub(r"\\textcolor\{[^}]*\}\{(.*)\}", r"\1", v) for v in header.split(" & ")]
+    assert sorted(verdicts) == sorted({v for study in counts.values() for v in study})
+    for study, by_verdict in counts.items():
+        row = re.search(rf"(?m)^{study} & (.*) \\\\$", glance)[1].split(" & ")
+        assert [int(n) for n in row] == [by_verdict.get(v, 0) for v in verdicts] + [
+            sum(by_verdict.values())
+        ]
+    total = re.search(r"(?m)^total & (.*) \\\\$", glance)[1].split(" & ")
+    assert int(total[-1]) == sum(sum(s.values()) for s in counts.values())
+    # and the PDF prints that total row
+    assert re.search(r"total\s+" + r"\s+".join(total), text)
+
+
+@pytest.mark.needs_latex
+def test_smoke_captions_state_what_was_drawn_and_the_tier(smoke_run):
+    workdir, _ = smoke_run
+    body = (workdir / "paper/generated/body.tex").read_text()
+    captions = _captions(body)
+    assert len(captions) >= 20
+    for figure, (caption, line) in captions.items():
+        ds = open_dataset(workdir / "data/combined" / f"{_source(workdir, figure)}.nc")
+        reps = int(ds.sizes.get("rep", 1))
+        if reps == 1:
+            assert "standard deviation" not in caption, figure
+            assert "std" not in caption.split(), figure
+        assert line.startswith("This build: smoke tier,"), figure
+        assert f"{reps} repetition" in line, figure
+        if "duration_s" in ds.attrs:
+            assert f"{float(ds.attrs['duration_s']):g} s simulated per run" in line, figure
+        if "warmup_s" in ds.attrs and float(ds.attrs["warmup_s"]) > 0:
+            assert f"({float(ds.attrs['warmup_s']):g} s warm-up)" in line, figure
+        assert "Paper:" in line, figure
+    # A1 at the smoke tier: one repetition, so no error bars; 4 of the paper's 16 cells
+    assert "One repetition: no error bars." in captions["A1"][0]
+    assert "4 of 16 cells" in captions["A1"][1]
+
+
+def _source(workdir, figure):
+    from tcprepro.campaign import load_workflow_config
+
+    return load_workflow_config(workdir / "workflow/config.yaml").source(figure)
+
+
+@pytest.mark.needs_latex
+def test_smoke_report_has_no_overfull_generated_box_and_figures_fit(smoke_run):
+    from tcprepro.paper import overfull_boxes
+
+    workdir, _ = smoke_run
+    log = (workdir / "paper/build/tcprepro.log").read_text(errors="replace")
+    assert "<<generated generated/body.tex>>" in log  # the marks the check relies on
+    too_wide = [
+        (name, width)
+        for name, width, _ in overfull_boxes(log)
+        if name.startswith("generated/") and width > 10.0
+    ]
+    assert too_wide == []
+    assert "passes" in (workdir / "data/logs/paper/latexmk.log").read_text()
+    # every figure the report includes is at most as wide as the text: printed at its
+    # natural size, its 8-pt text stays 8 pt
+    body = (workdir / "paper/generated/body.tex").read_text()
+    for name in re.findall(r"\\reprographic\{figures/([^}]*)\.pdf\}", body):
+        info = subprocess.run(
+            ["pdfinfo", str(workdir / f"paper/figures/{name}.pdf")],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        width = float(re.search(r"Page size:\s+([\d.]+) x", info)[1])
+        assert width <= 17.0 / 2.54 * 72, f"{name}: {width:.0f} pt wide"  # the text width

@@ -200,14 +200,36 @@ def _cmd_paper_inputs(args: argparse.Namespace) -> int:
         with_figure = open_dataset(path).attrs.get("figure", Path(path).stem)
         combined[str(with_figure)] = path
     extra = {"emulation_note": args.emulation_note} if args.emulation_note else {}
+    excluded = dict.fromkeys(args.excluded, args.excluded_reason or "skipped by this build")
     if args.source:
         from tcprepro.campaign.bundle import read_record
 
         extra["source"] = read_record(args.source)
     for path in write_paper_inputs(
-        config, args.tier or config.tier, combined, args.out_dir, **extra
+        config,
+        args.tier or config.tier,
+        combined,
+        args.out_dir,
+        excluded=excluded,
+        facts_dir=args.facts_dir,
+        claims_csvs=args.claims,
+        verify_csvs=args.verify_claims,
+        **extra,
     ):
         print(path)
+    return 0
+
+
+def _cmd_paper_check(args: argparse.Namespace) -> int:
+    from tcprepro.paper import check_build
+
+    problems = check_build(_workflow(args), args.pdf, args.log, args.aux)
+    for problem in problems:
+        print(f"paper check: {problem}")
+    if problems:
+        print(f"paper check: {len(problems)} problem(s) in {args.pdf}")
+        return 1
+    print(f"paper check: {args.pdf} passes (overfull boxes, captions, at-a-glance table)")
     return 0
 
 
@@ -453,6 +475,16 @@ def build_parser() -> argparse.ArgumentParser:
     workflow_args(p)
     p.add_argument("--out-dir", required=True)
     p.add_argument("--emulation-note", help="why this build includes or skips emulation")
+    p.add_argument("--excluded", nargs="*", default=[], help="figures this build skips")
+    p.add_argument("--excluded-reason", default="", help="why it skips them")
+    p.add_argument("--facts-dir", help="folder of the figures' records (<id>.json)")
+    p.add_argument("--claims", nargs="*", default=[], help="claims CSVs (data/claims/*.csv)")
+    p.add_argument(
+        "--verify-claims",
+        nargs="*",
+        default=[],
+        help="the verify tier's claims CSVs (data/claims/verify/*.csv), when there are any",
+    )
     p.add_argument(
         "--source",
         metavar="RECORD",
@@ -460,6 +492,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("combined", nargs="+")
     p.set_defaults(func=_cmd_paper_inputs)
+
+    p = sub.add_parser(
+        "paper-check", help="check the built report (overfull boxes, captions, at a glance)"
+    )
+    workflow_args(p)
+    p.add_argument("--pdf", required=True)
+    p.add_argument("--log", required=True, help="LaTeX log of the build")
+    p.add_argument("--aux", required=True, help="LaTeX .aux of the build")
+    p.set_defaults(func=_cmd_paper_check)
     return parser
 
 

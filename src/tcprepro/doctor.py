@@ -170,12 +170,19 @@ def netem_available() -> Status:
 
 
 def _latex() -> Status:
-    path = shutil.which("latexmk")
-    ok = bool(path) and bool(shutil.which("pdflatex"))
+    """latexmk, pdflatex, the T1 Latin Modern fonts and pdftotext (the paper's build check)."""
+    missing = [tool for tool in ("latexmk", "pdflatex", "pdftotext") if not shutil.which(tool)]
+    if not missing and shutil.which("kpsewhich"):
+        found = subprocess.run(
+            ["kpsewhich", "lmodern.sty"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        if not found:
+            missing.append("lmodern.sty")
+    ok = not missing
     return Status(
         ok,
-        path or "latexmk not found",
-        "" if ok else "apt-get install latexmk texlive-latex-recommended",
+        (shutil.which("latexmk") or "") if ok else f"missing: {', '.join(missing)}",
+        "" if ok else "apt-get install latexmk texlive-latex-recommended lmodern poppler-utils",
     )
 
 

@@ -2,23 +2,49 @@ r"""Generated LaTeX inputs of the reproduction paper (``paper/generated/``).
 
 This module owns every piece of the paper that depends on results or
 configuration, so that ``paper/tcprepro.tex`` holds only prose and
-``\\input`` commands: the body (one section per study with its figures and
-claims table), the parameters table, the deviations table (from the ``notes``
-of each scenario file), the provenance table (from the combined datasets)
-and ``numbers.tex`` (macros for every number quoted in the prose).
+``\\input`` commands:
+
+- ``glance.tex``: the at-a-glance section (every catalogue artefact with its
+  status in this tier and its page, every claim with its verdict and page, the
+  verdict totals per verdict and per study, counted from the claims CSVs; then the
+  verify tier's verdicts next to this build's when a verify build left its CSVs in
+  ``data/claims/verify/``, else one line saying there are none);
+- ``body.tex``: one section per study in catalogue order (A, B, C, D), its figures
+  and tables in catalogue order, then its claims table. Each caption is the one of
+  ``workflow/config.yaml``, then the sentences the drawing recorded about what it
+  actually drew (:class:`tcprepro.figures.common.Drawn`, ``paper/figures/<id>.json``),
+  then a generated line stating what the figure was drawn from (tier, backend,
+  simulated duration and warm-up, repetitions, cells run of the grid) next to what
+  the paper used (the tier ``paper`` of the figure). A figure with nothing drawn in
+  this tier is not included: it is one line of the at-a-glance table;
+- ``parameters.tex`` (each parameter in this build next to the paper's, the ones the
+  tier changed marked), ``deviations.tex`` (from the ``notes`` of each scenario
+  file), ``provenance.tex`` (from the combined datasets) and ``numbers.tex`` (macros
+  for every number quoted in the prose).
+
+:func:`check_build` is the build check that runs after LaTeX: it fails on an overfull
+box in generated content, a catalogue id without a caption or a line in the
+at-a-glance table, and a figure whose page does not carry its caption.
 """
 
 from __future__ import annotations
 
+import csv
 import json
-from collections.abc import Mapping
+import re
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
 from typing import Any
 
 import xarray as xr
 
 from tcprepro import provenance
-from tcprepro.campaign import WorkflowConfig
+from tcprepro.campaign import WorkflowConfig, cell_name
+from tcprepro.claims import VERDICT_COLOURS
+from tcprepro.errors import ConfigError
 from tcprepro.latex import atomic_write as _write
 from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
@@ -26,7 +52,218 @@ from tcprepro.scenario_io import load_scenario
 from tcprepro.topology import build_plan, flow_path
 from tcprepro.units import format_rate
 
-__all__ = ["write_paper_inputs"]
+__all__ = [
+    "Status",
+    "check_build",
+    "figure_order",
+    "figure_status",
+    "read_verdicts",
+    "tier_line",
+    "write_paper_inputs",
+]
+
+_BACKENDS = {"ns3": "ns-3", "mininet": "Mininet (real Linux TCP)"}
+
+
+# ---------------------------------------------------------------------------------------
+# order, status and the tier line
+
+
+def figure_order(config: WorkflowConfig, figures: Iterable[str]) -> list[str]:
+    """Figures in catalogue order: study A, B, C, D; within a study by number (A1, A1.1, A2)."""
+
+    def key(figure: str) -> tuple[str, bool, list[int]]:
+        study = str(config.figure(figure)["study"])
+        numbers = [int(n) for n in re.findall(r"\d+", figure)]
+        return (study, not figure.startswith(study), numbers)
+
+    return sorted(figures, key=key)
+
+
+@dataclass(frozen=True)
+class Status:
+    """What a build has of one artefact.
+
+    ``kind`` is ``full`` (every cell of the paper's grid drawn), ``partial``,
+    ``not run`` (nothing drawn in this tier) or ``excluded`` (with ``reason``).
+    """
+
+    figure: str
+    kind: str
+    cells_run: int | None = None
+    cells_paper: int | None = None
+    reason: str = ""
+
+    @property
+    def included(self) -> bool:
+        """Whether the report shows the artefact (a figure or a table)."""
+        return self.kind in ("full", "partial")
+
+    def text(self) -> str:
+        """The status as the at-a-glance table prints it (plain text)."""
+        if self.kind == "full":
+            return f"full ({self.cells_paper} cells)" if self.cells_paper else "full"
+        if self.kind == "partial":
+            return f"partial: {self.cells_run} of {self.cells_paper} cells"
+        if self.kind == "excluded":
+            reason = re.sub(r"^excluded\s+", "", self.reason)
+            return f"excluded: {reason}" if reason else "excluded"
+        return "not run in this tier" + (f" ({self.reason})" if self.reason else "")
+
+
+def _matches(value: Any, allowed: Sequence[Any]) -> bool:
+    """Whether a cell's value is one of ``allowed`` (``"re:<pattern>"``: a full match)."""
+    text = str(value)
+    for option in allowed:
+        option_text = str(option)
+        if option_text.startswith("re:"):
+            if re.fullmatch(option_text[3:], text):
+                return True
+        elif option_text == text:
+            return True
+    return False
+
+
+def _select(
+    cells: Iterable[Mapping[str, Any]], selection: Mapping[str, Sequence[Any]] | None
+) -> list[Mapping[str, Any]]:
+    """The cells a figure shows: those whose values the selection allows (all without one)."""
+    return [
+        cell
+        for cell in cells
+        if not selection or all(_matches(cell[d], v) for d, v in selection.items() if d in cell)
+    ]
+
+
+def _cells_with_runs(ds: xr.Dataset) -> list[dict[str, Any]]:
+    """Cells of a combined dataset that have runs (the grid less ``missing_cells``)."""
+    dims = json.loads(ds.attrs.get("sweep_dims", "[]"))
+    missing = json.loads(ds.attrs.get("missing_cells", "[]"))
+    missing_keys = {tuple(str(cell[d]) for d in dims) for cell in missing}
+    cells = []
+    for combo in product(*(list(ds[d].values) for d in dims)):
+        cell = {d: v.item() if hasattr(v, "item") else v for d, v in zip(dims, combo, strict=True)}
+        if tuple(str(cell[d]) for d in dims) not in missing_keys:
+            cells.append(cell)
+    return cells
+
+
+def _key(cell: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((d, str(v)) for d, v in cell.items()))
+
+
+def figure_status(
+    config: WorkflowConfig,
+    figure: str,
+    combined: xr.Dataset | None,
+    facts: Mapping[str, Any] | None,
+    excluded: str = "",
+) -> Status:
+    """The status of one artefact in this build.
+
+    Parameters
+    ----------
+    combined
+        The combined dataset the figure draws (None when not built).
+    facts
+        What the drawing recorded (``paper/figures/<id>.json``), None for a table.
+    excluded
+        Why this build skips the figure (e.g. emulation excluded), "" if it does not.
+    """
+    if excluded:
+        return Status(figure, "excluded", reason=excluded)
+    if combined is None:
+        return Status(figure, "not run", reason="no dataset")
+    facts = dict(facts or {})
+    if facts.get("recorded") and int(facts.get("panels_drawn", 0)) == 0:
+        return Status(figure, "not run")
+    source = config.source(figure)
+    selection = facts.get("selection")
+    if facts.get("cells_total") is not None:
+        total = int(facts["cells_total"])
+        run = int(facts.get("cells_drawn") or 0)
+    else:
+        paper = _select(config.cells(source, "paper"), selection)
+        pending = {_key(cell) for cell, _ in config.pending_cells(source, "paper")}
+        paper_keys = {_key(cell) for cell in paper}
+        run_keys = {_key(cell) for cell in _select(_cells_with_runs(combined), selection)}
+        total = len(paper_keys)
+        run = len((run_keys & paper_keys) - pending)
+    if run == 0:
+        return Status(figure, "not run", run, total)
+    return Status(figure, "full" if run >= total else "partial", run, total)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def _durations(ds: xr.Dataset) -> tuple[list[float], list[float]]:
+    """Simulated durations and warm-ups of a combined dataset's runs (distinct, sorted)."""
+    if "duration_s" in ds.attrs and "warmup_s" in ds.attrs:
+        return [float(ds.attrs["duration_s"])], [float(ds.attrs["warmup_s"])]
+    durations, warmups = set(), set()
+    for config in ds["run_config"].values.ravel() if "run_config" in ds else []:
+        if config:
+            scenario = json.loads(str(config))
+            durations.add(float(scenario["duration"]))
+            warmups.add(float(scenario["warmup"]))
+    return sorted(durations), sorted(warmups)
+
+
+def _span(values: Sequence[float]) -> str:
+    if not values:
+        return "?"
+    if len(values) == 1:
+        return _seconds(values[0])
+    return f"{_seconds(values[0])} to {_seconds(values[-1])}"
+
+
+def tier_line(
+    config: WorkflowConfig, figure: str, tier: str, combined: xr.Dataset, status: Status
+) -> str:
+    """What a figure was drawn from in this build, next to what the paper used (plain text).
+
+    From the dataset: tier, backend, simulated duration and warm-up of each run,
+    repetitions and cells run of the paper's grid. From the config's ``paper`` tier:
+    the paper's duration, warm-up, repetitions and cells, with the tier's ``note``
+    where its values are not the paper's own.
+    """
+    source = config.source(figure)
+    durations, warmups = _durations(combined)
+    reps = int(combined.sizes.get("rep", 1))
+    backend = _BACKENDS.get(str(combined.attrs.get("backend", "")), combined.attrs.get("backend"))
+    cells = ""
+    if status.cells_paper:
+        cells = (
+            f"all {status.cells_paper} cells"
+            if status.kind == "full"
+            else f"{status.cells_run} of {status.cells_paper} cells"
+        )
+    warm = "no warm-up" if warmups == [0.0] else f"{_span(warmups)} warm-up"
+    this = (
+        f"This build: {tier} tier, {backend}, {_span(durations)} simulated per run ({warm}), "
+        f"{reps} repetition{'s' if reps != 1 else ''}" + (f", {cells}" if cells else "") + "."
+    )
+    paper_scenario = config.figure_scenario(source, "paper")
+    paper_settings = config.tier_settings(source, "paper")
+    paper_reps = int(paper_settings["repetitions"])
+    paper_warm = (
+        "no warm-up" if paper_scenario.warmup == 0 else f"{_seconds(paper_scenario.warmup)} warm-up"
+    )
+    note = str(paper_settings.get("note", ""))
+    paper = (
+        f"Paper: {_seconds(paper_scenario.duration)} ({paper_warm}), {paper_reps} "
+        f"repetition{'s' if paper_reps != 1 else ''}"
+        + (f", {status.cells_paper} cells" if status.cells_paper else "")
+        + (f" ({note})" if note else "")
+        + "."
+    )
+    return f"{this} {paper}"
+
+
+# ---------------------------------------------------------------------------------------
+# parameters, deviations, provenance
 
 
 def _direction(cfg: LinkDirection) -> str:
@@ -51,45 +288,82 @@ def _topology_rows(scenario: Scenario) -> list[tuple[str, str]]:
         rows.append(
             (
                 f"senders {group.name}",
-                f"{format_rate(group.rate)}, {group.delay * 1000:g} ms x{group.count or 1}{rtt}",
+                f"{format_rate(group.rate)}, {group.delay * 1000:g} ms ×{group.count or 1}{rtt}",
             )
         )
     return rows
 
 
+def _unswept_scenario(config: WorkflowConfig, figure: str, tier: str) -> Scenario:
+    """A figure's scenario in a tier before its sweep: the file, the figure's and tier's set."""
+    from tcprepro.scenario_io import load_scenario
+
+    block = config.figure(figure)
+    overrides = [
+        *block.get("set", {}).items(),
+        *config.tier_settings(figure, tier).get("set", {}).items(),
+    ]
+    return load_scenario(block["scenario"], overrides)
+
+
+def _parameter_rows(config: WorkflowConfig, figure: str, tier: str) -> list[tuple[str, str]]:
+    """(parameter, value) rows of a figure in a tier; swept parameters in the sweep rows."""
+    scenario = _unswept_scenario(config, figure, tier)
+    rows = _topology_rows(scenario)
+    for dim, values in config.sweep_values(figure, tier).items():
+        shown = ", ".join(map(str, values))
+        rows.append((f"sweep {dim}", f"{shown} ({len(values)})"))
+    tcp = scenario.tcp
+    repetitions = int(config.tier_settings(figure, tier)["repetitions"])
+    rows += [
+        ("duration / warm-up", f"{scenario.duration:g} s / {scenario.warmup:g} s"),
+        ("repetitions / seed", f"{repetitions} / {scenario.seed}"),
+        (
+            "TCP",
+            f"MSS {tcp.mss} B, SACK {tcp.sack}, timestamps {tcp.timestamps}, delayed ACK "
+            f"{tcp.delayed_ack_count} segments or {tcp.delayed_ack_timeout * 1000:g} ms, "
+            f"IW {tcp.initial_cwnd_pkts}, buffers "
+            f"{tcp.send_buffer // 1024} KiB, recovery {tcp.recovery}, min RTO "
+            f"{tcp.min_rto:g} s",
+        ),
+        ("sampling", f"every {scenario.trace.interval * 1000:g} ms"),
+    ]
+    return rows
+
+
 def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
     lines = [
-        r"\begin{longtable}{@{}P{0.08\linewidth}P{0.25\linewidth}P{0.6\linewidth}@{}}",
-        r"\caption{Parameters of every figure, as run in this build (tier \texttt{"
+        r"\begin{longtable}{@{}P{0.065\linewidth}P{0.14\linewidth}"
+        r"P{0.355\linewidth}P{0.355\linewidth}@{}}",
+        r"\caption{Parameters of every simulated figure in this build (tier \texttt{"
         + tex(tier)
-        + r"}).}\label{tab:parameters}\\",
-        r"\toprule Figure & Parameter & Value \\ \midrule",
+        + r"}) next to the paper tier's, which are the papers' own values unless its note "
+        r"says otherwise: the scenario file with the figure's and the tier's settings, and "
+        r"the values of each swept parameter (their number in parentheses), which replace "
+        r"the file's. \reprochanged{} marks a parameter this tier changed; \emph{same}: the "
+        r"paper tier's value is this build's.}"
+        r"\label{tab:parameters}\\",
+        r"\toprule Figure & Parameter & This build & Paper \\ \midrule",
+        r"\endfirsthead",
+        r"\toprule Figure & Parameter & This build & Paper \\ \midrule",
         r"\endhead",
     ]
     for figure in figures:
-        runs = config.runs(figure, tier)
-        if not runs:
-            continue
-        scenario = runs[0].scenario()
-        rows = _topology_rows(scenario)
-        for dim, values in config.sweep_values(figure, tier).items():
-            rows.append((f"sweep {dim}", ", ".join(map(str, values))))
-        tcp = scenario.tcp
-        rows += [
-            ("duration / warm-up", f"{scenario.duration:g} s / {scenario.warmup:g} s"),
-            ("repetitions / seed", f"{scenario.repetitions} / {scenario.seed}"),
-            (
-                "TCP",
-                f"MSS {tcp.mss} B, SACK {tcp.sack}, timestamps {tcp.timestamps}, delayed ACK "
-                f"{tcp.delayed_ack_count} segments or {tcp.delayed_ack_timeout * 1000:g} ms, "
-                f"IW {tcp.initial_cwnd_pkts}, buffers "
-                f"{tcp.send_buffer // 1024} KiB, recovery {tcp.recovery}, min RTO "
-                f"{tcp.min_rto:g} s",
-            ),
-            ("sampling", f"every {scenario.trace.interval * 1000:g} ms"),
-        ]
-        for i, (name, value) in enumerate(rows):
-            lines.append(rf"{tex(figure) if i == 0 else ''} & {tex(name)} & {tex(value)} \\")
+        here = _parameter_rows(config, figure, tier)
+        paper = dict(_parameter_rows(config, figure, "paper"))
+        note = str(config.tier_settings(figure, "paper").get("note", ""))
+        for i, (name, value) in enumerate(here):
+            reference = paper.get(name, "")
+            changed = reference != value
+            mark = r"\reprochanged{} " if changed else ""
+            shown = rf"\textbf{{{tex(value)}}}" if changed else tex(value)
+            paper_value = tex(reference) if changed else r"\textcolor{gray}{same}"
+            lines.append(
+                rf"{tex(figure) if i == 0 else ''} & {mark}{tex(name)} & {shown} & "
+                rf"{paper_value} \\"
+            )
+        if note:
+            lines.append(rf" & paper tier & & \emph{{{tex(note)}}} \\")
         lines.append(r"\midrule")
     lines[-1] = r"\bottomrule"
     lines.append(r"\end{longtable}")
@@ -98,21 +372,20 @@ def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
 
 def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
     lines = [
-        r"\begin{longtable}{@{}P{0.1\linewidth}P{0.16\linewidth}P{0.17\linewidth}"
-        r"P{0.2\linewidth}P{0.27\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.09\linewidth}P{0.16\linewidth}P{0.19\linewidth}"
+        r"P{0.19\linewidth}P{0.24\linewidth}@{}}",
         r"\caption{Parameters the papers leave open (choice) and deliberate departures "
         r"from them (deviation), from the \texttt{notes} of each scenario file.}"
         r"\label{tab:deviations}\\",
+        r"\toprule Figures & Field & Our value & Paper & Reason \\ \midrule",
+        r"\endfirsthead",
         r"\toprule Figures & Field & Our value & Paper & Reason \\ \midrule",
         r"\endhead",
     ]
     seen: dict[tuple[str, str, str], list[str]] = {}
     notes = {}
     for figure in figures:
-        runs = config.runs(figure, tier)
-        if not runs:
-            continue
-        for note in runs[0].scenario().notes:
+        for note in config.figure_scenario(figure, tier).notes:
             key = (note.kind, note.field, str(note.value))
             seen.setdefault(key, []).append(figure)
             notes[key] = note
@@ -182,9 +455,12 @@ def _source_text(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] |
 def _provenance(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | None = None) -> str:
     lines = [
         _source_text(combined, source),
-        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.06\linewidth}P{0.1\linewidth}"
-        r"P{0.1\linewidth}P{0.2\linewidth}P{0.26\linewidth}P{0.09\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.065\linewidth}P{0.05\linewidth}P{0.08\linewidth}"
+        r"P{0.09\linewidth}P{0.215\linewidth}P{0.235\linewidth}P{0.1\linewidth}@{}}",
         r"\caption{Provenance of every figure's combined dataset.}\label{tab:provenance}\\",
+        r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates & Source "
+        r"\\ \midrule",
+        r"\endfirsthead",
         r"\toprule Figure & Runs & tcprepro & ns-3 & Code (git) & Kernel, dates & Source "
         r"\\ \midrule",
         r"\endhead",
@@ -215,41 +491,320 @@ def _provenance(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | 
     return "\n".join(lines) + "\n"
 
 
+# ---------------------------------------------------------------------------------------
+# claims: verdicts counted from the CSVs
+
+
+def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
+    """Rows (claim, study, verdict, cells, coverage) of the claims CSVs ``data/claims/<study>.csv``.
+
+    The study is the CSV's stem; every verdict string the CSVs hold is kept as is (a
+    verdict the report has no colour for is printed in black). ``cells`` is the claim's
+    "k of n cells" when the CSV gives it (empty otherwise).
+    """
+    rows = []
+    for path in sorted(Path(p) for p in paths):
+        with path.open(newline="") as handle:
+            for row in csv.DictReader(handle):
+                rows.append(
+                    {
+                        "claim": row["claim"],
+                        "study": path.stem,
+                        "verdict": row["verdict"],
+                        "cells": row.get("cells", "") or "",
+                        "coverage": row.get("coverage", "") or "",
+                    }
+                )
+    return rows
+
+
+def _verdict_order(verdicts: Iterable[str]) -> list[str]:
+    present = set(verdicts)
+    known = [v for v in VERDICT_COLOURS if v in present]
+    return known + sorted(present - set(known))
+
+
+def _verdict(verdict: str) -> str:
+    colour = VERDICT_COLOURS.get(verdict)
+    return rf"\textcolor{{{colour}}}{{{tex(verdict)}}}" if colour else tex(verdict)
+
+
+# ---------------------------------------------------------------------------------------
+# at a glance and body
+
+
+def _page(status: Status, config: WorkflowConfig) -> str:
+    if not status.included:
+        return "---"
+    kind = "fig" if "figure" in config.outputs(status.figure) else "tab"
+    return rf"\pageref{{{kind}:{status.figure}}}"
+
+
+def _glance(
+    config: WorkflowConfig,
+    tier: str,
+    order: list[str],
+    statuses: Mapping[str, Status],
+    runs_text: Mapping[str, str],
+    verdicts: list[dict[str, str]],
+) -> str:
+    kinds = [s.kind for s in statuses.values()]
+    counts = {k: kinds.count(k) for k in ("full", "partial", "not run", "excluded")}
+    verdict_names = _verdict_order(r["verdict"] for r in verdicts)
+    studies = sorted({r["study"] for r in verdicts})
+    total_by_verdict = {v: sum(r["verdict"] == v for r in verdicts) for v in verdict_names}
+    lines = [
+        r"\section{At a glance}\label{sec:glance}",
+        rf"This build (tier \texttt{{{tex(tier)}}}) has {len(order)} catalogue artefacts: "
+        rf"{counts['full']} drawn in full, {counts['partial']} in part, "
+        rf"{counts['not run']} not run in this tier and {counts['excluded']} excluded. "
+        rf"Its {len(verdicts)} claims: "
+        + ", ".join(f"{n} {_verdict(v)}" for v, n in total_by_verdict.items())
+        + r". Both tables are generated from the data (the claims from "
+        r"\texttt{data/claims/*.csv}); a page number links to the artefact or claim.",
+        "",
+        r"\begin{center}\small",
+        r"\begin{tabular}{@{}l" + "r" * len(verdict_names) + r"r@{}}",
+        r"\toprule Study & "
+        + " & ".join(_verdict(v) for v in verdict_names)
+        + r" & total \\ \midrule",
+    ]
+    for study in studies:
+        mine = [r for r in verdicts if r["study"] == study]
+        cells = [str(sum(r["verdict"] == v for r in mine)) for v in verdict_names]
+        lines.append(rf"{tex(study)} & {' & '.join(cells)} & {len(mine)} \\")
+    lines += [
+        r"\midrule",
+        r"total & "
+        + " & ".join(str(total_by_verdict[v]) for v in verdict_names)
+        + rf" & {len(verdicts)} \\",
+        r"\bottomrule",
+        r"\end{tabular}",
+        r"\end{center}",
+        "",
+        r"\begingroup\footnotesize",
+        r"\begin{longtable}{@{}P{0.05\linewidth}P{0.34\linewidth}P{0.2\linewidth}"
+        r"P{0.27\linewidth}r@{}}",
+        r"\caption{Every catalogue artefact: its status in this build and its page. "
+        r"Cells: points of the paper's grid drawn; runs: this build against the paper.}"
+        r"\label{tab:glance}\\",
+        r"\toprule Id & Artefact & Status & Runs: this build; paper & Page \\ \midrule",
+        r"\endfirsthead",
+        r"\toprule Id & Artefact & Status & Runs: this build; paper & Page \\ \midrule",
+        r"\endhead",
+    ]
+    study = None
+    for figure in order:
+        this_study = config.figure(figure)["study"]
+        if study is not None and this_study != study:
+            lines.append(r"\addlinespace")
+        study = this_study
+        status = statuses[figure]
+        lines.append(
+            rf"{tex(figure)} & {tex(str(config.figure(figure).get('title', '')))} & "
+            rf"{tex(status.text())} & {tex(runs_text.get(figure, ''))} & "
+            rf"{_page(status, config)} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}", ""]
+    lines += [
+        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.17\linewidth}P{0.63\linewidth}r@{}}",
+        r"\caption{Every claim: its verdict in this build and the page of its row. Coverage: "
+        r"the claim's cells (those the claims registry names) that ran in this build, then "
+        r"what its check covered or misses.}"
+        r"\label{tab:glance-claims}\\",
+        r"\toprule Claim & Verdict & Coverage & Page \\ \midrule",
+        r"\endfirsthead",
+        r"\toprule Claim & Verdict & Coverage & Page \\ \midrule",
+        r"\endhead",
+    ]
+    study = None
+    for row in verdicts:
+        if study is not None and row["study"] != study:
+            lines.append(r"\addlinespace")
+        study = row["study"]
+        ran = f"ran {row['cells']}" if row["cells"] else ""
+        coverage = "; ".join(text for text in (ran, row["coverage"]) if text)
+        lines.append(
+            rf"{tex(row['claim'])} & {_verdict(row['verdict'])} & {tex(coverage)} & "
+            rf"\pageref{{claim:{row['claim']}}} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}", r"\endgroup", ""]
+    return "\n".join(lines) + "\n"
+
+
+def verify_cost(config: WorkflowConfig, claims: Iterable[str]) -> dict[str, tuple[int, float]]:
+    """Runs and simulated seconds of each claim's verify-tier runs (its cells at paper length).
+
+    The runs are those ``tcprepro plan --tier verify --claim <id>`` counts: the paper
+    tier's runs of the cells the claim reads (``cells:`` of the claims registry).
+    """
+    claims = list(claims)
+    runs_of: dict[str, list[Any]] = {}
+    cost = dict.fromkeys(claims, (0, 0.0))
+    for figure in config.simulated_figures:
+        for claim in claims:
+            names = {cell_name(cell) for cell in config.claim_cells(figure, [claim])}
+            if not names:
+                continue
+            if figure not in runs_of:
+                runs_of[figure] = config.runs(figure, "verify")
+            mine = [run for run in runs_of[figure] if run.cell in names]
+            runs, seconds = cost[claim]
+            cost[claim] = (runs + len(mine), seconds + sum(r.scenario().duration for r in mine))
+    return cost
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
+
+
+def _verify_section(
+    config: WorkflowConfig,
+    tier: str,
+    verdicts: list[dict[str, str]],
+    verify: list[dict[str, str]],
+) -> str:
+    """The verify section: this build's verdicts next to the verify tier's (when it ran)."""
+    head = r"\subsection{Claims decided at paper length (verify tier)}\label{sec:verify}"
+    if not verify:
+        return (
+            head + "\n" + r"No verify-tier results are in this build's data "
+            r"(\texttt{data/claims/verify/} is empty): no claim has been checked on its cells "
+            r"at the paper's settings." + "\n"
+        )
+    here = {row["claim"]: row["verdict"] for row in verdicts}
+    cost = verify_cost(config, [row["claim"] for row in verify])
+    lines = [
+        head,
+        r"\begin{longtable}{@{}P{0.08\linewidth}P{0.2\linewidth}P{0.2\linewidth}"
+        r"P{0.22\linewidth}P{0.2\linewidth}@{}}",
+        rf"\caption{{Each claim's verdict in this build (tier \texttt{{{tex(tier)}}}) and at "
+        r"the verify tier (the paper tier's settings and repetitions on the cells the claim "
+        r"reads, from \texttt{data/claims/verify/}); cells: the claim's cells that ran there; "
+        r"simulated time: of the claim's verify runs.}\label{tab:verify}\\",
+        rf"\toprule Claim & {tex(tier)} verdict & verify verdict & Cells & Simulated time "
+        r"\\ \midrule",
+        r"\endfirsthead",
+        rf"\toprule Claim & {tex(tier)} verdict & verify verdict & Cells & Simulated time "
+        r"\\ \midrule",
+        r"\endhead",
+    ]
+    for row in verify:
+        runs, seconds = cost[row["claim"]]
+        spent = f"{_hours(seconds)} ({runs} runs)" if runs else "—"
+        mine = here.get(row["claim"])
+        lines.append(
+            rf"{tex(row['claim'])} & {_verdict(mine) if mine else '---'} & "
+            rf"{_verdict(row['verdict'])} & {tex(row['cells'] or '—')} & {tex(spent)} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    return "\n".join(lines) + "\n"
+
+
+def _runs_text(config: WorkflowConfig, figure: str, tier: str, ds: xr.Dataset | None) -> str:
+    """Short "this build; paper" run length and repetitions of a figure (plain text)."""
+    source = config.source(figure)
+    paper = config.figure_scenario(source, "paper")
+    paper_reps = int(config.tier_settings(source, "paper")["repetitions"])
+    paper_text = f"{_seconds(paper.duration)} ×{paper_reps}"
+    if ds is None:
+        return f"—; {paper_text}"
+    durations, _ = _durations(ds)
+    return f"{_span(durations)} ×{int(ds.sizes.get('rep', 1))}; {paper_text}"
+
+
+def _caption_text(
+    config: WorkflowConfig,
+    figure: str,
+    tier: str,
+    facts: Mapping[str, Any] | None,
+    line: str,
+) -> str:
+    """The caption: the config's text, the drawing's statements, the tier line."""
+    parts = [config.caption(figure, tier).strip()]
+    facts = facts or {}
+    statements = [str(s) for s in facts.get("statements", [])]
+    not_run = [str(s) for s in facts.get("not_run", [])]
+    if not_run:
+        statements.append(f"Not run in this tier: {'; '.join(not_run)}.")
+    if statements:
+        parts.append(tex(" ".join(statements)))
+    return " ".join(parts) + rf" \reprotierline{{{tex(line)}}}"
+
+
 def _body(
-    config: WorkflowConfig, figures: list[str], figure_dir: str, claims_dir: str, tier: str
+    config: WorkflowConfig,
+    order: list[str],
+    statuses: Mapping[str, Status],
+    facts: Mapping[str, Mapping[str, Any]],
+    lines_of: Mapping[str, str],
+    figure_dir: str,
+    claims_dir: str,
+    tier: str,
+    studies: Sequence[str],
 ) -> str:
     out = []
-    for study in config.studies():
-        study_figures = [f for f in config.figures_of(study) if f in figures]
-        if not study_figures:
-            continue
-        title = config.data["studies"][study]["title"]
-        out.append(rf"\section{{Study {tex(study)}: {tex(title)}}}")
+    for study in sorted(studies):
+        study_figures = [f for f in order if config.figure(f)["study"] == study]
+        title = str(config.data["studies"][study]["title"])
+        out.append(
+            rf"\section{{Study {tex(study)}: {tex(title)}}}"
+            rf"\label{{sec:study-{study}}}"
+        )
+        absent: dict[str, list[str]] = {}
         for figure in study_figures:
-            caption = config.caption(figure, tier)
-            if "figure" in config.outputs(figure):
+            if not statuses[figure].included:
+                absent.setdefault(statuses[figure].text(), []).append(figure)
+        if absent:
+            listed = "; ".join(f"{why}: {', '.join(figs)}" for why, figs in absent.items())
+            out.append(
+                rf"\noindent\emph{{Not drawn in this build}} ({tex(listed)}): see the "
+                r"at-a-glance table (page~\pageref{tab:glance})."
+                "\n"
+            )
+        for figure in study_figures:
+            status = statuses[figure]
+            if not status.included:
+                continue
+            caption = _caption_text(config, figure, tier, facts.get(figure), lines_of[figure])
+            outputs = config.outputs(figure)
+            if "figure" in outputs:
                 out += [
                     r"\begin{figure}[!htbp]",
                     r"\centering",
-                    rf"\includegraphics[width=\linewidth]{{{figure_dir}/{figure}.pdf}}",
+                    rf"\reprographic{{{figure_dir}/{figure}.pdf}}",
                     rf"\caption{{\textbf{{{tex(figure)}.}} {caption}}}",
                     rf"\label{{fig:{figure}}}",
                     r"\end{figure}",
                 ]
-            if "table" in config.outputs(figure):
-                out += [
-                    r"\begin{table}[!htbp]",
+            if "table" in outputs:
+                table_caption = (
+                    f"The numbers of Figure {tex(figure)} as a table."
+                    if "figure" in outputs
+                    else caption
+                )
+                out += [  # in the figures' queue: it never overtakes its figure
+                    r"\begin{figure}[!htbp]",
+                    r"\captionsetup{type=table}",
                     r"\centering\small",
-                    rf"\caption{{\textbf{{{tex(figure)}.}} {caption}}}",
+                    rf"\caption{{\textbf{{{tex(figure)}.}} {table_caption}}}",
                     rf"\label{{tab:{figure}}}",
-                    rf"\input{{{claims_dir}/{figure}.tex}}",
-                    r"\end{table}",
+                    rf"\reprofit{{\reproinput{{{claims_dir}/{figure}.tex}}}}",
+                    r"\end{figure}",
                 ]
             if config.crosschecked(figure):  # simulation vs emulation table
-                out.append(rf"\input{{{claims_dir}/crosscheck_{figure}.tex}}")
-        out.append(rf"\input{{{claims_dir}/claims_{study}.tex}}")
+                out.append(rf"\reproinput{{{claims_dir}/crosscheck_{figure}.tex}}")
+        out.append(r"\reprofloatbarrier")
+        out.append(rf"\reproinput{{{claims_dir}/claims_{study}.tex}}")
         out.append(r"\clearpage")
     return "\n".join(out) + "\n"
+
+
+def _load_facts(facts_dir: Path | None, figure: str) -> dict[str, Any] | None:
+    if facts_dir is None:
+        return None
+    path = facts_dir / f"{figure}.json"
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def _rtts_text(config: WorkflowConfig, figure: str) -> str:
@@ -291,9 +846,13 @@ def write_paper_inputs(
     figure_dir: str = "figures",
     claims_dir: str = "generated",
     emulation_note: str = "",
+    excluded: Mapping[str, str] | None = None,
+    facts_dir: str | Path | None = None,
+    claims_csvs: Iterable[str | Path] = (),
     source: Mapping[str, Any] | None = None,
+    verify_csvs: Iterable[str | Path] = (),
 ) -> list[Path]:
-    """Write body, parameters, deviations, provenance and numbers into ``out_dir``.
+    """Write glance, body, parameters, deviations, provenance and numbers into ``out_dir``.
 
     Parameters
     ----------
@@ -306,6 +865,16 @@ def write_paper_inputs(
         Whether this build includes the emulated (Mininet) figures, and why
         (:attr:`tcprepro.campaign.emulated.EmulationDecision.summary`); quoted in
         the paper by the macro ``reproEmulation``.
+    excluded
+        Figures this build skips, with the reason (the at-a-glance table says it).
+    facts_dir
+        Folder of the figures' records (``<id>.json``, written with each PDF).
+    claims_csvs
+        The claims CSVs (``data/claims/<study>.csv``) the verdict totals count.
+    verify_csvs
+        The verify tier's claims CSVs (``data/claims/verify/<study>.csv``), when a verify
+        build left them: the at-a-glance section sets their verdicts next to this
+        build's (else it says in one line that there are none).
     source
         The record of an imported trace bundle
         (:func:`tcprepro.campaign.bundle.source_record`), or None when every run was
@@ -314,8 +883,27 @@ def write_paper_inputs(
     from tcprepro.store import open_dataset
 
     out = Path(out_dir)
-    figures = [f for f in config.figures if config.source(f) in combined_paths]
-    combined = {f: open_dataset(combined_paths[f]) for f in figures if f in combined_paths}
+    excluded = dict(excluded or {})
+    facts_path = Path(facts_dir) if facts_dir is not None else None
+    unknown = sorted(set(combined_paths) - set(config.figures))
+    if unknown:
+        raise ConfigError(f"paper inputs: datasets of unknown figures {unknown}")
+    combined = {f: open_dataset(p) for f, p in combined_paths.items()}
+    order = figure_order(config, config.figures)
+    facts = {f: x for f in order if (x := _load_facts(facts_path, f)) is not None}
+    statuses: dict[str, Status] = {}
+    lines_of: dict[str, str] = {}
+    runs_text: dict[str, str] = {}
+    for figure in order:
+        ds = combined.get(config.source(figure))
+        status = figure_status(config, figure, ds, facts.get(figure), excluded.get(figure, ""))
+        statuses[figure] = status
+        if ds is not None and status.kind != "excluded":
+            lines_of[figure] = tier_line(config, figure, tier, ds, status)
+            runs_text[figure] = _runs_text(config, figure, tier, ds)
+    simulated = [f for f in order if f in combined]
+    verdicts = read_verdicts(claims_csvs)
+    verify = read_verdicts(verify_csvs)
     n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
     pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
     sim_seconds = sum(
@@ -325,19 +913,25 @@ def write_paper_inputs(
     numbers = {
         "tier": tier,
         "nRuns": str(n_runs),
-        "nFigures": str(len(figures)),
+        "nFigures": str(sum(s.included for s in statuses.values())),
+        "nArtefacts": str(len(order)),
         "simHours": f"{sim_seconds / 3600:.1f}",
         "nPendingCells": str(sum(len(v) for v in pending.values())),
         "emulation": emulation_note or "emulation not considered in this build",
         "nsVersion": provenance.ns3_version(),
         **_quoted_parameters(config),
     }
+    studies = sorted({str(config.figure(f)["study"]) for f in order})
     written = []
     for name, text in {
-        "body.tex": _body(config, figures, figure_dir, claims_dir, tier),
-        "parameters.tex": _parameters(config, tier, figures),
-        "deviations.tex": _deviations(config, tier, figures),
-        "provenance.tex": _provenance(combined, source),
+        "glance.tex": _glance(config, tier, order, statuses, runs_text, verdicts)
+        + _verify_section(config, tier, verdicts, verify),
+        "body.tex": _body(
+            config, order, statuses, facts, lines_of, figure_dir, claims_dir, tier, studies
+        ),
+        "parameters.tex": _parameters(config, tier, simulated),
+        "deviations.tex": _deviations(config, tier, simulated),
+        "provenance.tex": _provenance({f: combined[f] for f in simulated}, source),
         "numbers.tex": "".join(
             rf"\newcommand{{\repro{k[0].upper() + k[1:]}}}{{{tex(v)}}}" + "\n"
             for k, v in numbers.items()
@@ -346,3 +940,95 @@ def write_paper_inputs(
         _write(out / name, text)
         written.append(out / name)
     return written
+
+
+# ---------------------------------------------------------------------------------------
+# the build check
+
+
+#: an overfull box wider than this (points) in generated content fails the build
+OVERFULL_LIMIT_PT = 10.0
+#: what ``\reproinput`` (paper/preamble.tex) writes to the log around a generated file
+_MARK = re.compile(r"<<(generated|end generated) ([^>]+)>>")
+_OVERFULL = re.compile(r"Overfull \\hbox \((\d+(?:\.\d+)?)pt too wide\)[^\n]*")
+
+
+def overfull_boxes(log: str) -> list[tuple[str, float, str]]:
+    r"""Every overfull hbox of a LaTeX log: (generated file being read, pt over, log line).
+
+    The report reads each generated file through ``\reproinput``, which writes
+    ``<<generated NAME>>`` and ``<<end generated NAME>>`` to the log; the file of an
+    overfull box is the innermost one open when LaTeX reported it ("" outside them).
+    """
+    events = sorted(
+        [(m.start(), "mark", m) for m in _MARK.finditer(log)]
+        + [(m.start(), "box", m) for m in _OVERFULL.finditer(log)],
+        key=lambda e: e[0],
+    )
+    stack: list[str] = []
+    boxes = []
+    for _, kind, match in events:
+        if kind == "box":
+            boxes.append((stack[-1] if stack else "", float(match[1]), match[0]))
+        elif match[1] == "generated":
+            stack.append(match[2])
+        elif stack:
+            stack.pop()
+    return boxes
+
+
+def _page_texts(pdf: Path) -> list[str]:
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True, text=True
+    ).stdout
+    return text.split("\f")
+
+
+def _labels(aux: str) -> dict[str, int]:
+    """Page of every label of a LaTeX ``.aux`` file (hyperref's five-field form)."""
+    pages = {}
+    for match in re.finditer(r"\\newlabel\{([^}]*)\}\{\{[^}]*\}\{(\d+)\}", aux):
+        pages[match[1]] = int(match[2])
+    return pages
+
+
+def check_build(
+    config: WorkflowConfig,
+    pdf: str | Path,
+    log: str | Path,
+    aux: str | Path,
+    generated: str = "generated/",
+) -> list[str]:
+    """Problems of a built report; empty when it passes.
+
+    - an overfull hbox over :data:`OVERFULL_LIMIT_PT` while LaTeX reads a generated
+      file (``paper/generated/``);
+    - a float too large for its page (LaTeX's "Float too large");
+    - a catalogue id of ``workflow/config.yaml`` that appears neither in a caption
+      nor in the at-a-glance table;
+    - a figure or table whose page does not carry its caption (its id in bold, e.g.
+      ``D3.``, on the page its label points to).
+    """
+    problems = []
+    log_text = Path(log).read_text(errors="replace")
+    for name, width, line in overfull_boxes(log_text):
+        if generated in name and width > OVERFULL_LIMIT_PT:
+            problems.append(f"{name}: {line}")
+    for match in re.finditer(r"Float too large for page by [^\n]*", log_text):
+        problems.append(match[0])
+    pages = _page_texts(Path(pdf))
+    everything = "\n".join(pages)
+    labels = _labels(Path(aux).read_text(errors="replace"))
+    glance_page = labels.get("tab:glance")
+    if glance_page is None:
+        problems.append("the at-a-glance table (tab:glance) is missing")
+    for figure in config.figures:
+        placed = [labels[k] for k in (f"fig:{figure}", f"tab:{figure}") if k in labels]
+        if placed:
+            for page in placed:
+                text = pages[page - 1] if 0 < page <= len(pages) else ""
+                if not re.search(rf"{re.escape(figure)}\.\s", text):
+                    problems.append(f"{figure}: its caption is not on page {page}, its label's")
+        elif not re.search(rf"(?m)^\s*{re.escape(figure)}\s{{2,}}", everything):
+            problems.append(f"{figure}: neither captioned nor in the at-a-glance table")
+    return problems

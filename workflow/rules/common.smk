@@ -20,6 +20,10 @@ print(f"tcprepro: {EMULATION.summary}", file=sys.stderr)
 FIGURES = EMULATION.keep(WORKFLOW.figures)
 SIMULATED = [f for f in WORKFLOW.simulated_figures if f in FIGURES]
 STUDIES = WORKFLOW.studies()
+# The verify tier's claims are kept apart (data/claims/verify/): the report of a later
+# quick or paper build sets them next to its own verdicts.
+CLAIMS_DIR = "data/claims/verify" if TIER == "verify" else "data/claims"
+CLAIMS_TEX_DIR = "paper/generated/verify" if TIER == "verify" else "paper/generated"
 
 
 wildcard_constraints:
@@ -75,6 +79,13 @@ def study_combined(wildcards):
 def paper_files(kind):
     """Figure PDFs (kind "figure") or tables ("table") of the paper, skipped figures aside."""
     return [path for path in WORKFLOW.paper_files(kind) if Path(path).stem in FIGURES]
+
+
+def verify_claims(wildcards):
+    """The verify tier's claims CSVs, when a verify build left them (else none)."""
+    if TIER == "verify":
+        return []
+    return sorted(str(path) for path in Path("data/claims/verify").glob("*.csv"))
 
 
 def bundle_record(wildcards):

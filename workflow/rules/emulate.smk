@@ -54,6 +54,7 @@ rule crosscheck_figure:
         notebook=figure_notebook,
     output:
         pdf="paper/figures/{figure}.pdf",
+        facts="paper/figures/{figure}.json",
         notebook="data/notebooks/{figure}.ipynb",
     log:
         "data/logs/figures/{figure}.log",

@@ -1,5 +1,6 @@
 # Figure rules: a parameterised notebook reads a combined dataset and draws the
-# figure (or writes the table) the paper includes. Restyling a figure reruns no
+# figure (or writes the table) the paper includes, and records what it drew
+# (<figure>.json, read by the paper's captions). Restyling a figure reruns no
 # simulation.
 
 
@@ -9,6 +10,7 @@ rule figure:
         notebook=figure_notebook,
     output:
         pdf="paper/figures/{figure}.pdf",
+        facts="paper/figures/{figure}.json",
         notebook="data/notebooks/{figure}.ipynb",
     log:
         "data/logs/figures/{figure}.log",
@@ -37,8 +39,8 @@ rule claims:
     input:
         study_combined,
     output:
-        tex="paper/generated/claims_{study}.tex",
-        csv="data/claims/{study}.csv",
+        tex=f"{CLAIMS_TEX_DIR}/claims_{{study}}.tex",
+        csv=f"{CLAIMS_DIR}/{{study}}.csv",
     log:
         "data/logs/claims/{study}.log",
     shell:
@@ -49,4 +51,4 @@ rule claims:
 rule claims_tables:
     # every study's claims table (the verify tier's target: it draws no figure)
     input:
-        expand("data/claims/{study}.csv", study=STUDIES),
+        expand(f"{CLAIMS_DIR}/{{study}}.csv", study=STUDIES),

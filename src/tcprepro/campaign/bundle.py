@@ -469,8 +469,11 @@ def export_bundle(
     for name, data in scenarios.items():
         entries.append({"path": name, "kind": "scenarios", "figure": Path(name).stem})
         files[name] = data
+    claims_dir = workdir / "data" / "claims"
+    if tier == "verify":  # the verify tier writes its claims apart (workflow/rules/common.smk)
+        claims_dir = claims_dir / "verify"
     for study in config.studies():
-        claims = workdir / "data" / "claims" / f"{study}.csv"
+        claims = claims_dir / f"{study}.csv"
         if claims.exists():
             name = f"claims/{study}.csv"
             entries.append({"path": name, "kind": "claims", "study": study})

@@ -50,6 +50,7 @@ import yaml
 from tcprepro.latex import escape as tex
 
 __all__ = [
+    "VERDICT_COLOURS",
     "Claim",
     "ClaimResult",
     "check",
@@ -61,6 +62,13 @@ __all__ = [
 ]
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive", "pending")
+#: colour of each verdict in the claims tables and the report (xcolor dvipsnames)
+VERDICT_COLOURS = {
+    "reproduced": "ForestGreen",
+    "not reproduced": "BrickRed",
+    "inconclusive": "BurntOrange",
+    "pending": "gray",
+}
 #: resamples of the repetitions per claim (all of them when there are fewer)
 BOOTSTRAP_RESAMPLES = 100
 #: a verdict is fragile when more than this share of the resamples disagree with it
@@ -349,26 +357,25 @@ def format_table(results: Iterable[ClaimResult]) -> str:
 def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) -> None:
     """Write the claims table as a LaTeX ``longtable`` (verdicts coloured).
 
-    Explanations of disagreements follow the table as a description list.
+    Each row carries the label ``claim:<id>`` (the report's at-a-glance table quotes
+    its page). Explanations of disagreements follow the table as a description list.
     """
     results = list(results)
-    colours = {
-        "reproduced": "ForestGreen",
-        "not reproduced": "BrickRed",
-        "inconclusive": "BurntOrange",
-        "pending": "gray",
-    }
+    head = r"\toprule Claim & Text and tolerance & Paper & Reproduced & Verdict \\ \midrule"
     lines = [
-        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.29\linewidth}P{0.14\linewidth}"
-        r"P{0.27\linewidth}P{0.14\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.3\linewidth}P{0.14\linewidth}"
+        r"P{0.25\linewidth}P{0.14\linewidth}@{}}",
         rf"\caption{{{tex(caption)}}}\\",
-        r"\toprule Claim & Text and tolerance & Paper & Reproduced & Verdict \\ \midrule",
+        head,
+        r"\endfirsthead",
+        head,
         r"\endhead",
     ]
     for result in results:
         claim = result.claim
         assert claim is not None
-        verdict = rf"\textcolor{{{colours[result.verdict]}}}{{{result.verdict}}}"
+        colour = VERDICT_COLOURS.get(result.verdict, "black")
+        verdict = rf"\textcolor{{{colour}}}{{{tex(result.verdict)}}}"
         if result.cells:
             verdict += rf"\newline{{\footnotesize on {tex(result.cells)}}}"
         if result.confidence:
@@ -379,9 +386,9 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
             rf"{tex(claim.text)}\newline{{\footnotesize\emph{{Tolerance:}} "
             rf"{tex(claim.tolerance)}}}"
         )
-        lines.append(
-            rf"{tex(claim.id)} & {text} & {tex(claim.paper)} & "
-            rf"{tex(result.value)} & {verdict} \\"
+        lines.append(  # the label: the at-a-glance table gives the page of each claim
+            rf"\phantomsection\label{{claim:{claim.id}}}{tex(claim.id)} & {text} & "
+            rf"{tex(claim.paper)} & {tex(result.value)} & {verdict} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
     explained = [r for r in results if r.explanation]

@@ -24,6 +24,11 @@ from tcprepro.analysis.study_a import (
 from tcprepro.claims import ClaimResult, check, explainer
 
 
+def _pm(mean: float, std: float) -> str:
+    """``mean ± std``, or the mean alone when there is no spread to state (one repetition)."""
+    return f"{mean:.0f} ± {std:.0f}" if np.isfinite(std) else f"{mean:.0f}"
+
+
 def _coverage(values: xr.DataArray) -> tuple[int, int, str]:
     flat = values.stack(cell=values.dims)
     available = int(np.isfinite(flat).sum())
@@ -88,7 +93,7 @@ def a_cubic_compound_lowest(data: Mapping[str, xr.Dataset], figure: str) -> Clai
     median_std = float(stds.median())
     ok = lowest == ("Compound", "Cubic") and cell_std >= 2 * median_std
     value = (
-        f"{cell_mean:.0f} ± {cell_std:.0f} %; lowest cell: up={lowest[0]}, down={lowest[1]}; "
+        f"{_pm(cell_mean, cell_std)} %; lowest cell: up={lowest[0]}, down={lowest[1]}; "
         f"median std {median_std:.1f}"
     )
     _, _, coverage = _coverage(means.unstack("cell"))
@@ -182,7 +187,7 @@ def a_cell_utilisation(
     )
     up_std = float(pick(table["up_std"], up=up, down=down))
     down_std = float(pick(table["down_std"], up=up, down=down))
-    value = f"up {up_pct:.0f} ± {up_std:.0f} %, down {down_pct:.0f} ± {down_std:.0f} %"
+    value = f"up {_pm(up_pct, up_std)} %, down {_pm(down_pct, down_std)} %"
     distance = max(abs(up_pct - expected_up_pct), abs(down_pct - expected_down_pct))
     return ClaimResult(
         value,

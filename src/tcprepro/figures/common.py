@@ -1,21 +1,134 @@
-"""What every figure shares: saving, the "nothing to draw" panel, styles and sizes.
+"""What every figure shares: style and print size, what was drawn, saving, empty panels.
 
 Figures never run a simulation and never hard-code a number: they draw what the
 analysis modules (:mod:`tcprepro.analysis`) compute from combined datasets.
+
+Print size
+----------
+The report includes every figure at its natural size (scaled down only if it would
+not fit), so a figure is made at most :data:`TEXT_WIDTH_IN` wide and
+:data:`MAX_HEIGHT_IN` high, and its text is :data:`FONT_PT` points on paper: the
+same size in every figure. Importing this module sets matplotlib's text sizes.
+
+What was drawn
+--------------
+A drawing function records on its figure what it actually drew (:class:`Drawn`:
+panels drawn of panels laid out, cells drawn, and caption statements that depend
+on the data, such as error bars, series, rows or marks). :func:`save_figure` writes
+that record next to the PDF (``<figure>.json``); the report builds the figure's
+caption ending and the at-a-glance status from it (:mod:`tcprepro.paper`), so a
+caption never promises something the tier did not draw.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
+import matplotlib as mpl
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
 from tcprepro.latex import write_tabular
 
-__all__ = ["empty_panel", "save_figure", "save_table"]
+__all__ = [
+    "FONT_PT",
+    "MAX_HEIGHT_IN",
+    "TEXT_WIDTH_IN",
+    "Drawn",
+    "drawn",
+    "empty_panel",
+    "points_style",
+    "record",
+    "save_figure",
+    "save_table",
+    "spread_statement",
+]
+
+#: widest figure: the report's text width (A4, 2 cm margins: 17 cm) less the saved margin
+TEXT_WIDTH_IN = 16.8 / 2.54
+#: tallest figure the report places with its caption on a page, inches
+MAX_HEIGHT_IN = 0.74 * 25.7 / 2.54
+#: size of every figure's text on paper, points
+FONT_PT = 8.0
+
+mpl.rcParams.update(
+    {
+        "font.size": FONT_PT,
+        "axes.titlesize": FONT_PT,
+        "axes.labelsize": FONT_PT,
+        "xtick.labelsize": FONT_PT - 1,
+        "ytick.labelsize": FONT_PT - 1,
+        "legend.fontsize": FONT_PT - 1,
+        "legend.title_fontsize": FONT_PT - 1,
+        "figure.titlesize": FONT_PT + 1,
+        "figure.labelsize": FONT_PT,
+        "pdf.fonttype": 42,
+    }
+)
+
+
+@dataclass
+class Drawn:
+    """What a figure drew, recorded by its drawing function (see the module docstring).
+
+    Attributes
+    ----------
+    panels, panels_drawn
+        Panels laid out and panels with data.
+    statements
+        Caption sentences that depend on what was drawn (plain text; the report
+        escapes them), e.g. "Error bars: ±1 standard deviation over 3 repetitions."
+    cells_total, cells_drawn
+        Cells (sweep points) the figure shows in full, and those drawn; None when
+        the report should count them from the figure's dataset and config.
+    selection
+        Values of the source's sweep dimensions the figure shows (e.g.
+        ``{"buffer": [20]}``; a value ``"re:<pattern>"`` matches every value the
+        pattern fully matches), for the report's count of the paper's cells.
+    not_run
+        What the figure would show but this tier did not run (panel titles).
+    """
+
+    panels: int = 0
+    panels_drawn: int = 0
+    statements: list[str] = field(default_factory=list)
+    cells_total: int | None = None
+    cells_drawn: int | None = None
+    selection: dict[str, list[Any]] | None = None
+    not_run: list[str] = field(default_factory=list)
+
+    def say(self, *sentences: str) -> Drawn:
+        """Add caption sentences (empty ones are skipped)."""
+        self.statements += [s for s in sentences if s]
+        return self
+
+
+def record(fig: Figure, facts: Drawn) -> Figure:
+    """Attach ``facts`` to ``fig`` (written next to its PDF by :func:`save_figure`)."""
+    fig._tcprepro_drawn = facts  # type: ignore[attr-defined]
+    return fig
+
+
+def drawn(fig: Figure) -> Drawn | None:
+    """The facts a drawing function recorded on ``fig``, if any."""
+    return getattr(fig, "_tcprepro_drawn", None)
+
+
+def spread_statement(repetitions: int, what: str = "Error bars") -> str:
+    """The caption sentence on error bars: a standard deviation only with repetitions."""
+    if repetitions > 1:
+        return f"{what}: ±1 standard deviation over {repetitions} repetitions."
+    return "One repetition: no error bars."
+
+
+def points_style(n_points: int) -> dict[str, Any]:
+    """Line style of a series of ``n_points``: markers only for one or two points."""
+    return {"linestyle": "none"} if n_points <= 2 else {}
 
 
 def empty_panel(ax: plt.Axes, text: str = "not run in this tier") -> None:
@@ -34,16 +147,29 @@ def empty_panel(ax: plt.Axes, text: str = "not run in this tier") -> None:
 
 
 def save_figure(fig: Figure, path: str | Path) -> Path:
-    """Save a figure atomically (format from the suffix), creating the folder."""
+    """Save a figure atomically (format from the suffix), creating the folder.
+
+    What the figure drew (:func:`record`) is written next to it as ``<stem>.json``,
+    and a figure without a record gets one that says so
+    (``"recorded": false``).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    facts = drawn(fig)
+    record_ = {"recorded": facts is not None, **asdict(facts or Drawn())}
     try:
-        fig.savefig(tmp, bbox_inches="tight", format=path.suffix.lstrip(".") or "pdf")
+        fig.savefig(
+            tmp, bbox_inches="tight", pad_inches=0.02, format=path.suffix.lstrip(".") or "pdf"
+        )
         os.replace(tmp, path)
     finally:
         plt.close(fig)
         tmp.unlink(missing_ok=True)
+    sidecar = path.with_suffix(".json")
+    sidecar_tmp = sidecar.with_name(f".{sidecar.name}.tmp-{os.getpid()}")
+    sidecar_tmp.write_text(json.dumps(record_, indent=1, default=str) + "\n")
+    os.replace(sidecar_tmp, sidecar)
     return path
 
 

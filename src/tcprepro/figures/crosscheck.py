@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tcprepro.figures.common import TEXT_WIDTH_IN, Drawn, record
+
 __all__ = ["crosscheck_scatter"]
 
 
@@ -19,7 +21,7 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     footnote.
     """
     tol_pp, tol_rtt = table.attrs["utilisation_pp"], table.attrs["rtt_rel"]
-    fig, (ax_util, ax_rtt) = plt.subplots(1, 2, figsize=(9.0, 4.2), layout="constrained")
+    fig, (ax_util, ax_rtt) = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 3.2), layout="constrained")
     colours = {"up": "#4c72b0", "down": "#dd8452"}
     ran = table[table["fidelity"] != "not run"]
     for flow, group in ran.groupby("flow"):
@@ -41,7 +43,9 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     ax_rtt.fill_between(line, line * (1 - tol_rtt), line * (1 + tol_rtt), color="0.85", zorder=0)
     ax_rtt.set(xlim=(0, top), ylim=(0, top), xlabel="ns-3 mean RTT (ms)")
     ax_rtt.set(ylabel="emulation mean RTT (ms)", title=f"mean RTT, band ±{tol_rtt:.0%}")
-    ax_util.legend(fontsize=8, loc="lower right")
+    handles, labels = ax_util.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside right center")
     not_run = int((table["fidelity"] == "not run").sum())
     flagged = int((table["fidelity"] == "flagged").sum())
     note = f"{len(ran)} flows emulated; {flagged} flagged by the fidelity gate (hollow)"
@@ -49,7 +53,7 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
         note += f"; {not_run} not emulated (variant not offered by the kernel)"
     if ran.empty:
         note = "no emulated dataset: ns-3 side only"
-    fig.text(0.01, -0.02, note, fontsize=7, color="0.3")
     if title:
-        fig.suptitle(title, fontsize=11)
-    return fig
+        fig.suptitle(title)
+    facts = Drawn(panels=2, panels_drawn=2 if len(ran) else 0, cells_drawn=len(ran)).say(note + ".")
+    return record(fig, facts)

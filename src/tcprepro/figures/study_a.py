@@ -18,7 +18,16 @@ from matplotlib.figure import Figure
 
 from tcprepro import metrics
 from tcprepro.analysis.common import first_scenario
-from tcprepro.figures.common import empty_panel
+from tcprepro.figures.common import (
+    FONT_PT,
+    MAX_HEIGHT_IN,
+    TEXT_WIDTH_IN,
+    Drawn,
+    empty_panel,
+    points_style,
+    record,
+    spread_statement,
+)
 
 __all__ = ["response_time_curves", "title", "trace_panels", "utilisation_grid"]
 
@@ -33,41 +42,45 @@ def _tidy_utilisation(ds: xr.Dataset) -> pd.DataFrame:
 
 
 def utilisation_grid(
-    ds: xr.Dataset, title: str = "", row_label: str = "Upload", col_label: str = "Download"
+    ds: xr.Dataset,
+    title: str = "",
+    row_label: str = "Upload",
+    col_label: str = "Download",
+    rtt_range_ms: tuple[float, float] = (100.0, 2000.0),
 ) -> Figure:
     """Study A's grid: one panel per (upload, download) variant pair with Up/Down bars.
 
-    Bars are means over repetitions with ±1 standard deviation error bars, in
-    percent of each direction's goodput capacity. A side panel shows the mean
-    RTT (ms) of the download and upload flows for each cell.
+    Bars are means over repetitions (±1 standard deviation error bars when there
+    are several), in percent of each direction's goodput capacity. A side panel
+    shows the mean RTT (ms) of the download and upload flows for each cell, on a
+    logarithmic colour scale fixed at ``rtt_range_ms`` (give A1 and A2 the same
+    range, so that a colour means the same RTT in both), with its colour bar.
     """
+    from matplotlib.colors import LogNorm
+
     rows = [str(v) for v in ds["up"].values]
     cols = [str(v) for v in ds["down"].values]
     frame = _tidy_utilisation(ds)
     rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep")
+    n_reps = int(ds.sizes.get("rep", 1))
 
-    fig = plt.figure(figsize=(2.0 * len(cols) + 3.8, 1.7 * len(rows) + 1.2), layout="constrained")
-    left, right = fig.subfigures(1, 2, width_ratios=[2.0 * len(cols), 3.6])
+    grid_width = min(1.05 * len(cols), 4.3)
+    fig = plt.figure(
+        figsize=(grid_width + 2.3, min(0.95 * len(rows) + 0.9, MAX_HEIGHT_IN)),
+        layout="constrained",
+    )
+    left, right = fig.subfigures(1, 2, width_ratios=[grid_width, 2.3])
     axes = left.subplots(len(rows), len(cols), sharex=True, sharey=True, squeeze=False)
     palette = {"Up": "#4c72b0", "Down": "#dd8452"}
+    drawn_cells = 0
     for i, up in enumerate(rows):
         for j, down in enumerate(cols):
             ax = axes[i, j]
             cell = frame[(frame["up"] == up) & (frame["down"] == down)]
             if cell.empty:
-                ax.text(
-                    0.5,
-                    0.5,
-                    "pending",
-                    ha="center",
-                    va="center",
-                    color="0.4",
-                    transform=ax.transAxes,
-                    fontsize=10,
-                    style="italic",
-                )
-                ax.set_facecolor("0.93")
+                empty_panel(ax, "pending")
             else:
+                drawn_cells += 1
                 sns.barplot(
                     data=cell,
                     x="direction",
@@ -75,7 +88,7 @@ def utilisation_grid(
                     hue="direction",
                     order=["Up", "Down"],
                     palette=palette,
-                    errorbar="sd",
+                    errorbar="sd" if n_reps > 1 else None,
                     capsize=0.2,
                     err_kws={"linewidth": 1.0},
                     ax=ax,
@@ -86,48 +99,53 @@ def utilisation_grid(
             ax.set_xlabel("")
             ax.set_ylabel(up if j == 0 else "")
             if i == 0:
-                ax.set_title(down, fontsize=10)
-    left.supylabel(f"{row_label} variant (rows)  —  utilisation %")
+                ax.set_title(down)
+    left.supylabel(f"{row_label} variant (rows): utilisation %")
     left.supxlabel(f"{col_label} variant (columns)")
     if title:
-        left.suptitle(title, fontsize=11)
+        fig.suptitle(title)
 
     rtt_axes = right.subplots(2, 1)
-    finite = rtt.values[np.isfinite(rtt.values)]
-    rtt_max = float(finite.max()) if finite.size else 1.0
+    norm = LogNorm(*rtt_range_ms)
     for ax, flow in zip(rtt_axes, ["down", "up"], strict=True):
         values = rtt.sel(flow=flow).to_pandas()
         values.index.name, values.columns.name = "up", "down"
         sns.heatmap(
-            values,
-            annot=True,
+            values.clip(lower=rtt_range_ms[0], upper=rtt_range_ms[1]),
+            annot=values,
             fmt=".0f",
             cmap="Blues",
-            vmin=0,
-            vmax=rtt_max * 1.3,
-            cbar=False,
+            norm=norm,
+            cbar=True,
+            cbar_kws={"label": "ms", "shrink": 0.9},
             ax=ax,
-            annot_kws={"fontsize": 8},
             mask=values.isna(),
         )
-        ax.set_title(f"mean RTT of the {flow}load flow (ms)", fontsize=9)
-        ax.set_xlabel(col_label, fontsize=8)
-        ax.set_ylabel(row_label, fontsize=8)
-        ax.tick_params(labelsize=7)
+        ticks = _ticks_125(*rtt_range_ms)
+        colour_bar = ax.collections[0].colorbar
+        colour_bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+        colour_bar.minorticks_off()
+        ax.set_title(f"mean RTT of the {flow}load flow")
+        ax.set_xlabel(col_label)
+        ax.set_ylabel(row_label)
+        ax.tick_params(axis="y", labelrotation=0)
         for y, up in enumerate(values.index):
             for x, down in enumerate(values.columns):
                 if not np.isfinite(values.loc[up, down]):
-                    ax.text(x + 0.5, y + 0.5, "—", ha="center", va="center", fontsize=8)
+                    ax.text(x + 0.5, y + 0.5, "—", ha="center", va="center")
     missing = json.loads(ds.attrs.get("missing_cells", "[]"))
+    facts = Drawn(
+        panels=len(rows) * len(cols),
+        panels_drawn=drawn_cells,
+        cells_drawn=drawn_cells,
+    ).say(
+        spread_statement(n_reps, "Bars: mean over repetitions; error bars"),
+        f"RTT colour scale: logarithmic, fixed at {rtt_range_ms[0]:g}–{rtt_range_ms[1]:g} ms "
+        "(values beyond it take the end colours).",
+    )
     if missing:
-        fig.text(
-            0.01,
-            0.005,
-            f"{len(missing)} cell(s) pending: model not built yet",
-            fontsize=7,
-            color="0.4",
-        )
-    return fig
+        facts.say(f"{len(missing)} cell(s) pending (model not built yet): grey boxes.")
+    return record(fig, facts)
 
 
 def _bytes_label(value: float, _position: object = None) -> str:
@@ -146,7 +164,8 @@ def response_time_curves(
     download variant, with its Student-t 95 % confidence band. Transfers of all
     repetitions are pooled; size bins with fewer than ``min_transfers`` completed
     transfers are not drawn; censored transfers (still running at the end) are
-    counted in each panel's legend, never averaged.
+    counted in each panel's corner, never averaged. The colour key sits below the
+    panels.
     """
     from matplotlib.ticker import FixedLocator, FuncFormatter
 
@@ -163,40 +182,42 @@ def response_time_curves(
         floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
         y_low = float(np.nanmin(floor)) / 1.5
         y_high = float(np.nanmax(shown["ci_high_s"].fillna(shown["mean_s"]))) * 1.5
+    width = min(1.65 * len(ups), TEXT_WIDTH_IN)
     fig, axes = plt.subplots(
         len(loads),
         len(ups),
-        figsize=(3.2 * len(ups), 3.0 * len(loads)),
+        figsize=(width, min(1.9 * len(loads) + 0.7, MAX_HEIGHT_IN)),
         sharex=True,
         sharey=True,
         squeeze=False,
         layout="constrained",
     )
+    n_drawn = 0
     for i, load in enumerate(loads):
         for j, up in enumerate(ups):
             ax = axes[i, j]
             panel = summary[summary["up"] == up]
             if load is not None:
                 panel = panel[np.isclose(panel["load"], load)]
-            drawn = False
+            drawn_here = False
+            censored_text = []
             for down in downs:
                 curve = panel[(panel["down"] == down) & (panel["n"] >= min_transfers)]
+                censored = int(panel.loc[panel["down"] == down, "censored"].sum())
+                if censored:
+                    censored_text.append(f"{down} {censored}")
                 if curve.empty:
                     continue
-                drawn = True
-                censored = int(panel.loc[panel["down"] == down, "censored"].sum())
-                label = f"{down} ({censored} censored)" if censored else down
-                sns.lineplot(
-                    data=curve,
-                    x="size_center_bytes",
-                    y="mean_s",
+                drawn_here = True
+                low = curve["ci_low_s"].clip(lower=curve["mean_s"] / 10)
+                ax.plot(
+                    curve["size_center_bytes"],
+                    curve["mean_s"],
                     marker="o",
                     color=palette[down],
-                    label=label,
-                    ax=ax,
-                    markersize=4,
+                    markersize=3,
+                    **points_style(len(curve)),
                 )
-                low = curve["ci_low_s"].clip(lower=curve["mean_s"] / 10)
                 ax.errorbar(
                     curve["size_center_bytes"],
                     curve["mean_s"],
@@ -211,13 +232,17 @@ def response_time_curves(
                 )
                 ax.fill_between(
                     curve["size_center_bytes"],
-                    curve["ci_low_s"].clip(lower=curve["mean_s"] / 10),
+                    low,
                     curve["ci_high_s"],
                     color=palette[down],
                     alpha=0.15,
                     linewidth=0,
                 )
-            if not drawn:
+            if drawn_here:
+                n_drawn += 1
+                if censored_text:
+                    ax.set_xlabel("censored: " + ", ".join(censored_text), fontsize=FONT_PT - 2)
+            else:
                 few = not panel.empty and panel["n"].sum() > 0
                 empty = f"fewer than {min_transfers}\ntransfers per size bin" if few else "pending"
                 empty_panel(ax, empty)
@@ -226,13 +251,9 @@ def response_time_curves(
             ax.set_xlim(edges[0], edges[-1])
             if not shown.empty:
                 ax.set_ylim(y_low, y_high)
-            ax.tick_params(axis="x", labelsize=7)
-            ax.set_xlabel("transfer size (bytes)")
             ax.set_ylabel("mean response time (s)" if j == 0 else "")
             load_text = f", load {load:.0%}" if load is not None else ""
-            ax.set_title(f"upload {up}{load_text}", fontsize=9)
-            if ax.get_legend() is not None:
-                ax.legend(title="download", fontsize=7, title_fontsize=7)
+            ax.set_title(f"upload {up}{load_text}")
     for ax in axes.flat:  # 1-2-5 ticks on both log axes, labelled in plain units
         for axis, limits, label in (
             (ax.xaxis, ax.get_xlim(), _bytes_label),
@@ -241,9 +262,23 @@ def response_time_curves(
             axis.set_major_locator(FixedLocator(_ticks_125(*limits)))
             axis.set_major_formatter(FuncFormatter(label))
             axis.set_minor_formatter(FuncFormatter(lambda *_: ""))
+        ax.tick_params(axis="x", labelrotation=45)
+    fig.supxlabel("transfer size (bytes)")
+    handles = [plt.Line2D([], [], color=palette[d], marker="o", markersize=3) for d in downs]
+    fig.legend(handles, downs, title="download variant", loc="outside lower center", ncols=4)
     if title:
-        fig.suptitle(title, fontsize=11)
-    return fig
+        fig.suptitle(title)
+    n_reps = int(ds.sizes.get("rep", 1))
+    pooled = f"the {n_reps} repetitions pooled" if n_reps > 1 else "one repetition"
+    facts = Drawn(panels=axes.size, panels_drawn=n_drawn).say(
+        f"Bands and error bars: 95 % confidence interval of the mean over the transfers of "
+        f"{pooled}; size bins with fewer than {min_transfers} completed transfers are not drawn.",
+        "Censored transfers (still running at the end, never averaged) are counted under each "
+        "panel."
+        if (summary["censored"] > 0).any()
+        else "",
+    )
+    return record(fig, facts)
 
 
 def _ticks_125(low: float, high: float) -> list[float]:
@@ -266,34 +301,45 @@ def trace_panels(
     """Queue, window and RTT traces of chosen cells of a figure (the evidence behind it).
 
     One column per cell (e.g. ``{"up": "NewReno", "down": "NewReno"}``) of repetition
-    ``rep``, over ``window_s`` seconds starting at the end of the warm-up: the queue
-    occupancy of each traced link direction (its buffer drawn dashed), the congestion
-    window of each flow (packets of ``tcp.mss`` bytes) and the RTT of each flow.
+    ``rep``, over ``window_s`` seconds starting at the end of the warm-up (or to the
+    end of the run, if sooner): the queue occupancy of each traced link direction
+    (its buffer drawn dashed), the congestion window of each flow (packets of
+    ``tcp.mss`` bytes) and the RTT of each flow. Cells the dataset lacks are left
+    out and named in the record (:class:`~tcprepro.figures.common.Drawn`).
     """
     start = float(ds.attrs["warmup_s"])
     span = slice(start, start + window_s)
+    present = [
+        cell
+        for cell in cells
+        if all(value in [str(v) for v in ds[dim].values] for dim, value in cell.items())
+        and bool(ds["goodput_bps"].sel(**cell).notnull().any())
+    ]
+    absent = [cell for cell in cells if cell not in present]
+    columns = present or cells[:1]
     fig, axes = plt.subplots(
         3,
-        len(cells),
-        figsize=(4.0 * len(cells), 7.0),
+        len(columns),
+        figsize=(min(2.2 * len(columns), TEXT_WIDTH_IN), 4.6),
         sharex=True,
         squeeze=False,
         layout="constrained",
     )
     colours = dict(zip(["down", "up"], sns.color_palette("colorblind", 2), strict=True))
-    for j, cell in enumerate(cells):
+    shown_until = start
+    for j, cell in enumerate(columns):
+        axes[0, j].set_title(", ".join(f"{k}={v}" for k, v in cell.items()))
+        if cell not in present:
+            for ax in axes[:, j]:
+                empty_panel(ax)
+            continue
         run = ds.sel(**cell, rep=rep).sel(time=span)
+        shown_until = max(shown_until, float(run["time"].max()))
         mss = json.loads(run["run_config"].item())["tcp"]["mss"] if "run_config" in run else None
         mss_bytes = int(str(mss).rstrip("B")) if mss else 1448
         for link in [str(v) for v in run["link"].values]:
             colour = colours.get(link)
-            axes[0, j].plot(
-                run["time"],
-                run["queue_pkts"].sel(link=link),
-                color=colour,
-                label=f"{link} queue",
-                linewidth=0.8,
-            )
+            axes[0, j].plot(run["time"], run["queue_pkts"].sel(link=link), color=colour, lw=0.8)
             axes[0, j].axhline(
                 float(run["link_buffer_pkts"].sel(link=link)),
                 color=colour,
@@ -303,29 +349,35 @@ def trace_panels(
         for flow in [str(v) for v in run["flow"].values]:
             colour = colours.get(flow)
             axes[1, j].plot(
-                run["time"],
-                run["cwnd_bytes"].sel(flow=flow) / mss_bytes,
-                color=colour,
-                label=f"{flow} cwnd",
-                linewidth=0.8,
+                run["time"], run["cwnd_bytes"].sel(flow=flow) / mss_bytes, color=colour, lw=0.8
             )
-            axes[2, j].plot(
-                run["time"],
-                run["rtt_s"].sel(flow=flow) * 1000,
-                color=colour,
-                label=f"{flow} RTT",
-                linewidth=0.8,
-            )
-        axes[0, j].set_title(", ".join(f"{k}={v}" for k, v in cell.items()), fontsize=9)
+            axes[2, j].plot(run["time"], run["rtt_s"].sel(flow=flow) * 1000, color=colour, lw=0.8)
         axes[0, j].set_ylabel("queue (packets)" if j == 0 else "")
         axes[1, j].set_ylabel("cwnd (packets)" if j == 0 else "")
         axes[2, j].set_ylabel("RTT (ms)" if j == 0 else "")
         axes[2, j].set_xlabel("time (s)")
-        for ax in axes[:, j]:
-            ax.legend(fontsize=7, loc="upper right")
+    handles = [
+        plt.Line2D([], [], color=colours["down"]),
+        plt.Line2D([], [], color=colours["up"]),
+        plt.Line2D([], [], color="0.3", ls="--", lw=0.7),
+    ]
+    labels = ["download (its queue: downlink)", "upload (its queue: uplink)", "buffer size"]
+    fig.legend(handles, labels, loc="outside lower center", ncols=3)
     if title:
-        fig.suptitle(title, fontsize=11)
-    return fig
+        fig.suptitle(title)
+    n_reps = int(ds.sizes.get("rep", 1))
+    which = "first repetition" if rep == 0 else f"repetition {rep + 1}"
+    facts = Drawn(
+        panels=3 * len(cells),
+        panels_drawn=3 * len(present),
+        cells_total=len(cells),
+        cells_drawn=len(present),
+        not_run=[", ".join(f"{k} {v}" for k, v in cell.items()) for cell in absent],
+    ).say(
+        f"Shown: {which}{f' of {n_reps}' if n_reps > 1 else ''}, t = {start:g}–"
+        f"{shown_until:g} s (the {shown_until - start:g} s after the warm-up)."
+    )
+    return record(fig, facts)
 
 
 def title(ds: xr.Dataset, figure_id: str) -> str:

@@ -4,7 +4,9 @@ This module owns the drawing of figures B5.1-B5.20: which runs (sweep cells)
 each figure shows and how. It never runs a simulation and never hard-codes a
 result: every curve, bar and label comes from the dataset passed in (through
 :mod:`tcprepro.analysis.study_b` and :mod:`tcprepro.models.bandwidth_sharing`). A cell the
-current tier did not run is drawn as a visible "not run in this tier" panel.
+current tier did not run is left out of the drawing and named in the figure's record
+(:class:`~tcprepro.figures.common.Drawn`), which the report's caption quotes; a figure
+with nothing run is a small "not run in this tier" panel the report does not include.
 
 :func:`draw` maps a figure id to its drawing; the notebooks call it.
 
@@ -35,7 +37,16 @@ from matplotlib.figure import Figure
 
 from tcprepro import metrics
 from tcprepro.analysis import study_b as analysis_b
-from tcprepro.figures.common import empty_panel
+from tcprepro.figures.common import (
+    FONT_PT,
+    MAX_HEIGHT_IN,
+    TEXT_WIDTH_IN,
+    Drawn,
+    empty_panel,
+    points_style,
+    record,
+    spread_statement,
+)
 from tcprepro.models import bandwidth_sharing
 
 __all__ = ["TIME_SERIES", "describe_case", "draw"]
@@ -158,7 +169,6 @@ def _row_cwnd(ax: Axes, run: xr.Dataset) -> None:
             label=_flow_legend_label(run, flow),
         )
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=6, loc="upper right")
 
 
 def _row_queue(ax: Axes, run: xr.Dataset) -> None:
@@ -175,8 +185,7 @@ def _row_loss(ax: Axes, run: xr.Dataset) -> None:
     ax.plot(
         rates["time"], rates["background"], color="tab:blue", ls=":", lw=1.2, label="background"
     )
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=6, loc="upper right")
+    ax.set_ylim(0, 1.3)
 
 
 _LOSS_CMAP = LinearSegmentedColormap.from_list("loss", ["#ff3030", "#000000"])
@@ -214,8 +223,9 @@ def _row_transfers(ax: Axes, run: xr.Dataset) -> None:
         0.97,
         f"{lossy.sum()} of {lossy.size} transfers lost packets ({share:.0%})",
         transform=ax.transAxes,
-        fontsize=6,
+        fontsize=FONT_PT - 1,
         va="top",
+        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
     )
 
 
@@ -234,15 +244,14 @@ def _row_throughput(ax: Axes, run: xr.Dataset) -> None:
     if len(flows) > 1:
         total = goodput.sel(flow=flows).sum("flow") / available * 100
         ax.plot(goodput["time"], total, color="0.2", lw=0.8, ls="--", label="total")
-        ax.legend(fontsize=6, loc="lower right")
     util = analysis_b.phi(run)
     text = f"mean {float(util):.0%} of $(1-\\rho_b)C$"
     if len(flows) > 1:
         text += f", Jain {float(analysis_b.jain(run)):.2f}"
     background = float(analysis_b.loss_rate(run, "background"))
     text += f"; background loss {background:.2%}"
-    ax.text(0.01, 0.97, text, transform=ax.transAxes, fontsize=6, va="top")
-    ax.set_ylim(0, 130)
+    ax.text(0.01, 0.97, text, transform=ax.transAxes, fontsize=FONT_PT - 2, va="top")
+    ax.set_ylim(0, 135)
 
 
 _ROWS: dict[str, Callable[[Axes, xr.Dataset], None]] = {
@@ -254,59 +263,116 @@ _ROWS: dict[str, Callable[[Axes, xr.Dataset], None]] = {
 }
 
 
+def _nothing_run(what: str, panels: int) -> Figure:
+    """A small figure for a figure with nothing run in this tier (the report leaves it out)."""
+    fig, ax = plt.subplots(figsize=(3.0, 1.0), layout="constrained")
+    empty_panel(ax, f"{what}: not run in this tier")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return record(fig, Drawn(panels=panels, panels_drawn=0, cells_drawn=0))
+
+
+def _flow_legend(fig: Figure, axes: np.ndarray) -> None:
+    """One legend for the flows of every panel, under the panels (never on the data)."""
+    entries: dict[str, object] = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    if entries:
+        fig.legend(
+            list(entries.values()),
+            list(entries),
+            loc="outside lower center",
+            ncols=min(len(entries), 5),
+        )
+
+
 def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
-    """Figures B5.1, B5.2, B5.4-B5.9: one column per case, one row per quantity (first rep)."""
+    """Figures B5.1, B5.2, B5.4-B5.9: one column per case, one row per quantity (first rep).
+
+    Cases this tier did not run are left out (and named in the figure's record).
+    """
     cases, rows = TIME_SERIES[figure_id]
+    runs = {case: _first_run(ds, case=case) for case in cases}
+    shown = [case for case in cases if runs[case] is not None]
+    not_run = [describe_case(case) for case in cases if runs[case] is None]
+    if not shown:
+        return _nothing_run(figure_id, len(rows) * len(cases))
     fig, axes = plt.subplots(
         len(rows),
-        len(cases),
-        figsize=(3.3 * len(cases), 1.9 * len(rows) + 0.6),
+        len(shown),
+        figsize=(
+            min(max(1.6 * len(shown), 3.4) + 0.5, TEXT_WIDTH_IN),
+            min(1.25 * len(rows) + 1.0, MAX_HEIGHT_IN),
+        ),
         sharex="col",
         squeeze=False,
         layout="constrained",
     )
-    for j, case in enumerate(cases):
-        run = _first_run(ds, case=case)
+    for j, case in enumerate(shown):
+        run = runs[case]
+        assert run is not None
         for i, row in enumerate(rows):
             ax = axes[i, j]
-            if run is None:
-                empty_panel(ax)
-            else:
-                _ROWS[row](ax, run)
-                ax.axvline(run.attrs["warmup_s"], color="0.7", lw=0.6, ls=":")
+            _ROWS[row](ax, run)
+            ax.axvline(run.attrs["warmup_s"], color="0.7", lw=0.6, ls=":")
             if i == 0:
-                ax.set_title(describe_case(case), fontsize=9)
+                ax.set_title(describe_case(case))
             if j == 0:
-                ax.set_ylabel(_ROW_LABELS[row], fontsize=8)
+                ax.set_ylabel(_ROW_LABELS[row])
             if i == len(rows) - 1:
                 ax.set_xlabel("time (s)")
-            ax.tick_params(labelsize=7)
-    fig.suptitle(f"{figure_id}: background of TCP transfers at $\\rho_b$ = 50 %", fontsize=10)
-    return fig
+    _flow_legend(fig, axes)
+    fig.suptitle(f"{figure_id}: background of TCP transfers at $\\rho_b$ = 50 %")
+    n_reps = int(ds.sizes.get("rep", 1))
+    facts = Drawn(
+        panels=len(rows) * len(cases),
+        panels_drawn=len(rows) * len(shown),
+        cells_total=len(cases),
+        cells_drawn=len(shown),
+        not_run=not_run,
+    ).say(
+        f"Columns: {'; '.join(describe_case(c) for c in shown)}.",
+        "First repetition shown." if n_reps > 1 else "",
+        "Dotted vertical line: end of the warm-up.",
+    )
+    return record(fig, facts)
 
 
 def flows_in_progress(ds: xr.Dataset) -> Figure:
-    """Figure B5.3: background transfers in progress, over time and their distribution."""
+    """Figure B5.3: background transfers in progress, over time and their distribution.
+
+    One column per buffer this tier ran (FIFO and PFQ/LQD, Reno and HSTCP, where run).
+    """
     from scipy import stats
 
     buffers = sorted({int(c.rsplit(".", 1)[1]) for c in map(str, ds["case"].values)})
     lines = [("Reno", "FIFO"), ("Reno", "FQ"), ("HSTCP", "FIFO"), ("HSTCP", "FQ")]
     colours = {"Reno": "tab:blue", "HSTCP": "tab:orange"}
-    fig, axes = plt.subplots(
-        2, len(buffers), figsize=(3.6 * len(buffers), 5.2), squeeze=False, layout="constrained"
-    )
-    for j, buffer in enumerate(buffers):
-        top, bottom = axes[0, j], axes[1, j]
-        drawn = False
-        reference = None
+
+    def run_cases(buffer: int) -> list[tuple[str, str, str]]:
+        out = []
         for mix, qdisc in lines:
             case = f"{mix}.{qdisc}.{buffer}"
-            if case not in ds["case"].values:
-                continue
+            if case in ds["case"].values and _has_run(ds.sel(case=case)):
+                out.append((mix, qdisc, case))
+        return out
+
+    shown = [b for b in buffers if run_cases(b)]
+    if not shown:
+        return _nothing_run("B5.3", 2 * len(buffers))
+    fig, axes = plt.subplots(
+        2,
+        len(shown),
+        figsize=(min(2.2 * len(shown) + 0.4, TEXT_WIDTH_IN), 3.9),
+        squeeze=False,
+        layout="constrained",
+    )
+    for j, buffer in enumerate(shown):
+        top, bottom = axes[0, j], axes[1, j]
+        reference = None
+        for mix, qdisc, case in run_cases(buffer):
             cell = ds.sel(case=case)
-            if not _has_run(cell):
-                continue
-            drawn = True
             style = {"color": colours[mix], "ls": "-" if qdisc == "FIFO" else "--"}
             label = f"{mix}, {_QDISC_LABELS[qdisc]}"
             counts = analysis_b.flows_in_progress(cell)
@@ -321,10 +387,7 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
                 bottom.axvline(np.median(values), lw=0.8, **style)
             if reference is None:
                 reference = analysis_b.transfers_in_progress_mean(_first_run(ds, case=case))
-        if not drawn:
-            empty_panel(top)
-            empty_panel(bottom)
-        elif reference is not None:
+        if reference is not None:
             grid = np.arange(0, int(reference * 3) + 1)
             bottom.plot(
                 grid,
@@ -334,18 +397,24 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
                 lw=1.0,
                 label=f"Poisson({reference:.1f})",
             )
-        top.set_title(f"B = {buffer} packets", fontsize=9)
+        top.set_title(f"B = {buffer} packets")
         top.set_xlabel("time (s)")
         bottom.set_xlabel("transfers in progress")
         if j == 0:
             top.set_ylabel("transfers in progress")
             bottom.set_ylabel("probability")
-        for ax in (top, bottom):
-            ax.tick_params(labelsize=7)
-            if drawn:
-                ax.legend(fontsize=6)
-    fig.suptitle("B5.3: background transfers in progress (load 50 %)", fontsize=10)
-    return fig
+    _flow_legend(fig, axes)
+    fig.suptitle("B5.3: background transfers in progress (load 50 %)")
+    drawn_cases = sum(len(run_cases(b)) for b in shown)
+    return record(
+        fig,
+        Drawn(
+            panels=2 * len(buffers),
+            panels_drawn=2 * len(shown),
+            cells_drawn=drawn_cases,
+            selection={"case": [r"re:(Reno|HSTCP)\.(FIFO|FQ)\.\d+"]},
+        ).say(f"Columns: B = {', '.join(str(b) for b in shown)} packets."),
+    )
 
 
 def _variant_colours(variants: Sequence[str]) -> dict[str, object]:
@@ -356,37 +425,47 @@ def _variant_colours(variants: Sequence[str]) -> dict[str, object]:
 
 
 def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = None) -> Figure:
-    """Figures B5.10/B5.11: φ(i) (log i) and γ(ρ) for every variant; one row per capacity."""
-    table = analysis_b.phi_table(ds)["phi"]
+    """Figures B5.10/B5.11: φ(i) (log i) and γ(ρ) for every variant; one row per capacity run.
+
+    The variants' colour key sits right of the panels.
+    """
     rates = [str(r) for r in ds["rate"].values]
     variants = [str(v) for v in ds["variant"].values]
     colours = _variant_colours(variants)
     if rhos is None:
         rhos = [Fraction(k, 40) for k in range(0, 39)]
+    if buffer not in ds["buffer"].values:
+        return _nothing_run(f"B = {buffer} packets", 2)
+    table = analysis_b.phi_table(ds)["phi"]
+    shown = [r for r in rates if bool(table.sel(buffer=buffer, rate=r).notnull().any())]
+    if not shown:
+        return _nothing_run(f"B = {buffer} packets", 2 * len(rates))
     fig, axes = plt.subplots(
-        len(rates), 2, figsize=(10, 3.6 * len(rates)), squeeze=False, layout="constrained"
+        len(shown),
+        2,
+        figsize=(TEXT_WIDTH_IN, min(2.5 * len(shown) + 0.3, MAX_HEIGHT_IN)),
+        squeeze=False,
+        layout="constrained",
     )
-    for r, rate in enumerate(rates):
+    drawn_variants: dict[str, object] = {}
+    n_points = 0
+    for r, rate in enumerate(shown):
         ax_phi, ax_gamma = axes[r]
-        if buffer not in ds["buffer"].values:
-            empty_panel(ax_phi)
-            empty_panel(ax_gamma)
-            continue
         cell = table.sel(buffer=buffer, rate=rate)
-        any_drawn = False
         for variant in variants:
             series = cell.sel(variant=variant).to_series().dropna()
             if series.empty:
                 continue
-            any_drawn = True
-            ax_phi.plot(
+            n_points += len(series)
+            (line,) = ax_phi.plot(
                 series.index,
                 series.values * 100,
                 marker="o",
                 ms=3,
                 color=colours[variant],
-                label=_label(variant),
+                **points_style(len(series)),
             )
+            drawn_variants.setdefault(_label(variant), line)
             phi = bandwidth_sharing.phi_sequence(
                 dict(zip(series.index, series.values, strict=True))
             )
@@ -394,12 +473,8 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
             ax_gamma.plot(
                 [float(x) for x in rhos], [float(g) for g in curve], color=colours[variant]
             )
-        if not any_drawn:
-            empty_panel(ax_phi)
-            empty_panel(ax_gamma)
-            continue
         ps = [float(bandwidth_sharing.processor_sharing_gamma(x)) for x in rhos]
-        ax_gamma.plot([float(x) for x in rhos], ps, color="black", lw=1.6, label="PS")
+        (ps_line,) = ax_gamma.plot([float(x) for x in rhos], ps, color="black", lw=1.6)
         ax_phi.set_xscale("log")
         ticks = sorted({int(i) for i in ds["flows"].values})
         ax_phi.set_xticks(ticks)
@@ -412,68 +487,100 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
         ax_gamma.set_ylim(0, 1.02)
         ax_gamma.set_xlabel(r"load of the bottlenecked flows $\rho$")
         ax_gamma.set_ylabel(r"$\gamma(\rho)$")
-        ax_phi.set_title(f"B = {buffer} packets, C = {rate}", fontsize=9)
-        ax_phi.legend(fontsize=6, ncol=2, loc="lower right")
-        ax_gamma.legend(fontsize=7, loc="upper right")
-    fig.suptitle(r"$\phi(i)$ and $\gamma(\rho)$ of each TCP variant, PFQ/LQD", fontsize=10)
-    return fig
+        ax_phi.set_title(f"B = {buffer} packets, C = {rate}")
+    fig.legend(
+        [*drawn_variants.values(), ps_line],
+        [*drawn_variants, "processor sharing"],
+        loc="outside right center",
+    )
+    fig.suptitle(r"$\phi(i)$ and $\gamma(\rho)$ of each TCP variant, PFQ/LQD")
+    n_reps = int(ds.sizes.get("rep", 1))
+    facts = Drawn(
+        panels=2 * len(rates),
+        panels_drawn=2 * len(shown),
+        selection={"buffer": [buffer]},
+    ).say(
+        f"One row per capacity run: C = {', '.join(shown)}.",
+        f"φ: mean over {n_reps} repetitions." if n_reps > 1 else "",
+    )
+    return record(fig, facts)
 
 
 def throughput_loss(ds: xr.Dataset, buffer: int) -> Figure:
     """Figures B5.12/B5.13: φ(1) against the loss rate of one flow, every variant."""
     rate = str(ds["rate"].values[0])
-    fig, ax = plt.subplots(figsize=(6.0, 4.2), layout="constrained")
     if buffer not in ds["buffer"].values or 1 not in ds["flows"].values:
-        empty_panel(ax)
-        return fig
+        return _nothing_run(f"B = {buffer} packets, one flow", 1)
     cell = ds.sel(buffer=buffer, rate=rate, flows=1)
     values = analysis_b.phi(cell) * 100
     loss = analysis_b.loss_rate(cell, "bottlenecked")
     variants = [str(v) for v in ds["variant"].values]
     colours = _variant_colours(variants)
-    drawn = False
+    fig, ax = plt.subplots(figsize=(3.4, 2.5), layout="constrained")
+    drawn = 0
     for variant in variants:
         x = values.sel(variant=variant)
         y = loss.sel(variant=variant)
         if not bool(x.notnull().any()):
             continue
-        drawn = True
+        drawn += 1
         x_mean, y_mean = float(x.mean()), float(y.mean())
         xerr = float(x.std(ddof=1)) if int(x.count()) > 1 else 0.0
-        ax.errorbar(x_mean, max(y_mean, 1e-5), xerr=xerr, fmt="o", color=colours[variant])
+        ax.errorbar(x_mean, max(y_mean, 1e-5), xerr=xerr, fmt="o", ms=4, color=colours[variant])
         ax.annotate(
             _label(variant),
             (x_mean, max(y_mean, 1e-5)),
-            fontsize=7,
             xytext=(3, 3),
             textcoords="offset points",
+            fontsize=FONT_PT - 1,
         )
     if not drawn:
-        empty_panel(ax)
-        return fig
+        plt.close(fig)
+        return _nothing_run(f"B = {buffer} packets, one flow", 1)
     ax.set_yscale("log")
     ax.set_xlabel(r"throughput of one flow, $\phi(1)$ (% of $(1-\rho_b)C$)")
     ax.set_ylabel("loss rate of the flow")
-    ax.set_title(f"B = {buffer} packets, C = {rate}, PFQ/LQD, $\\rho_b$ = 0.5", fontsize=9)
-    return fig
+    ax.set_title(f"B = {buffer} packets, C = {rate}, PFQ/LQD, $\\rho_b$ = 0.5")
+    n_reps = int(ds.sizes.get("rep", 1))
+    facts = Drawn(
+        panels=1,
+        panels_drawn=1,
+        cells_drawn=drawn,
+        selection={"buffer": [buffer], "flows": [1]},
+    ).say(
+        f"{drawn} variant(s) drawn.",
+        spread_statement(n_reps, "Points: mean over repetitions; horizontal bars"),
+    )
+    return record(fig, facts)
 
 
 def heat_maps(ds: xr.Dataset, rate: str) -> Figure:
-    """Figures B5.14/B5.15: φ of one Reno / Westwood+ flow over (ρ_b, B) at capacity ``rate``."""
+    """Figures B5.14/B5.15: φ of one Reno / Westwood+ flow over (ρ_b, B) at capacity ``rate``.
+
+    The colour scale is fixed at 0-100 % for both figures, with its colour bar.
+    """
     variants = [str(v) for v in ds["variant"].values]
-    fig, axes = plt.subplots(
-        1, len(variants), figsize=(4.2 * len(variants), 3.6), squeeze=False, layout="constrained"
-    )
     if rate not in ds["rate"].values:
-        for ax in axes[0]:
-            empty_panel(ax)
-        return fig
+        return _nothing_run(f"C = {rate}", len(variants))
     table = analysis_b.phi_table(ds.sel(rate=rate))["phi"] * 100
-    for ax, variant in zip(axes[0], variants, strict=True):
+    shown = [
+        v
+        for v in variants
+        if not table.sel(variant=v).transpose("buffer", "load").to_pandas().isna().all().all()
+    ]
+    if not shown:
+        return _nothing_run(f"C = {rate}", len(variants))
+    loads = len(ds["load"])
+    fig, axes = plt.subplots(
+        1,
+        len(shown),
+        figsize=(min((0.45 * loads + 1.6) * len(shown) + 0.8, TEXT_WIDTH_IN), 2.6),
+        squeeze=False,
+        layout="constrained",
+    )
+    image = None
+    for ax, variant in zip(axes[0], shown, strict=True):
         grid = table.sel(variant=variant).transpose("buffer", "load").to_pandas()
-        if grid.isna().all().all():
-            empty_panel(ax)
-            continue
         image = ax.imshow(
             grid.values, origin="lower", cmap="RdYlGn", vmin=0, vmax=100, aspect="auto"
         )
@@ -481,14 +588,19 @@ def heat_maps(ds: xr.Dataset, rate: str) -> Figure:
             for x, load in enumerate(grid.columns):
                 value = grid.loc[buffer, load]
                 text = "—" if not np.isfinite(value) else f"{value:.0f}"
-                ax.text(x, y, text, ha="center", va="center", fontsize=7)
+                ax.text(x, y, text, ha="center", va="center", fontsize=FONT_PT - 1)
         ax.set_xticks(range(len(grid.columns)), [f"{v:g}" for v in grid.columns])
         ax.set_yticks(range(len(grid.index)), [str(int(v)) for v in grid.index])
         ax.set_xlabel(r"background load $\rho_b$")
         ax.set_ylabel("buffer B (packets)")
-        ax.set_title(f"{_label(variant)}, C = {rate}", fontsize=9)
-        fig.colorbar(image, ax=ax, label=r"% of $(1-\rho_b)C$", shrink=0.8)
-    return fig
+        ax.set_title(f"{_label(variant)}, C = {rate}")
+    fig.colorbar(image, ax=axes[0].tolist(), label=r"% of $(1-\rho_b)C$", shrink=0.9)
+    n_reps = int(ds.sizes.get("rep", 1))
+    facts = Drawn(panels=len(variants), panels_drawn=len(shown), selection={"rate": [rate]}).say(
+        "Colour scale fixed at 0–100 % of (1 − ρ_b)C; a dash marks a cell not run.",
+        f"Values: mean over {n_reps} repetitions." if n_reps > 1 else "",
+    )
+    return record(fig, facts)
 
 
 def _law_parts(law: str) -> tuple[str, str]:
@@ -497,12 +609,13 @@ def _law_parts(law: str) -> tuple[str, str]:
 
 
 def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
-    """Figures B5.16-B5.19: AIMD (left) and MIMD (right) throughput or loss rate per α/β."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), layout="constrained")
+    """Figures B5.16-B5.19: AIMD (left) and MIMD (right) throughput or loss rate per α/β.
+
+    Reference lines (the fair target, the 1 % loss rate) are named in the record's
+    caption sentences, not in a legend over the bars.
+    """
     if buffer not in ds["buffer"].values:
-        for ax in axes:
-            empty_panel(ax)
-        return fig
+        return _nothing_run(f"B = {buffer} packets", 2)
     cell = ds.sel(buffer=buffer)
     if quantity == "throughput":
         values = analysis_b.throughput_bps(cell) / 1e6
@@ -511,57 +624,84 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
         values = analysis_b.loss_rate(cell, "bottlenecked")
         ylabel = "loss rate"
     frame = values.to_dataframe(name="value").reset_index().dropna(subset=["value"])
+    if frame.empty:
+        return _nothing_run(f"B = {buffer} packets", 2)
     target = float(analysis_b.available_capacity_bps(cell).mean()) / 1e6
+    fig, axes = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 2.6), layout="constrained")
+    n_drawn = 0
+    n_cells = 0
+    n_reps = int(ds.sizes.get("rep", 1))
     for ax, family in zip(axes, ("AIMD", "MIMD"), strict=True):
         rows = frame[frame["law"].str.startswith(family + ".")]
         if rows.empty:
             empty_panel(ax)
             continue
+        n_drawn += 1
         order = [str(v) for v in ds["law"].values if str(v).startswith(family + ".")]
         order = [law for law in order if law in set(rows["law"])]
+        n_cells += len(order)
         summary = rows.groupby("law")["value"].agg(["mean", "std", "count"]).reindex(order)
         labels = [_law_parts(law)[1] for law in order]
-        ax.bar(
-            range(len(order)),
-            summary["mean"],
-            yerr=summary["std"].where(summary["count"] > 1).fillna(0),
-            color="tab:blue" if family == "AIMD" else "tab:green",
-            capsize=2,
-        )
-        ax.set_xticks(range(len(order)), labels, rotation=60, fontsize=7)
-        ax.set_xlabel(r"$\alpha/\beta$")
-        ax.set_title(f"{family}, B = {buffer} packets", fontsize=9)
+        colour = "tab:blue" if family == "AIMD" else "tab:green"
+        # no caps drawn at zero length when a single repetition gives no spread
+        spread = summary["std"].where(summary["count"] > 1).fillna(0) if n_reps > 1 else None
         if quantity == "throughput":
-            ax.axhline(target, color="0.3", ls="--", lw=0.8, label="fair target")
+            ax.bar(
+                range(len(order)), summary["mean"], yerr=spread, color=colour, capsize=2, width=0.6
+            )
+        else:  # a bar's length means nothing on a log axis: a point per law
+            ax.errorbar(
+                range(len(order)), summary["mean"], yerr=spread, fmt="o", color=colour, capsize=2
+            )
+        ax.set_xticks(range(len(order)), labels, rotation=60)
+        ax.set_xlim(-0.8, max(len(order), 4) - 0.2)
+        ax.set_xlabel(r"$\alpha/\beta$")
+        ax.set_title(f"{family}, B = {buffer} packets")
+        if quantity == "throughput":
+            ax.axhline(target, color="0.3", ls="--", lw=0.8)
             ax.set_ylim(0, target * 1.15)
-            ax.legend(fontsize=7, loc="lower right")
         else:
             ax.set_yscale("log")
-            ax.axhline(0.01, color="0.3", ls=":", lw=0.8, label="1 %")
-            ax.legend(fontsize=7, loc="upper left")
+            ax.axhline(0.01, color="0.3", ls=":", lw=0.8)
         ax.set_ylabel(ylabel)
-    return fig
+    shape = "Bars" if quantity == "throughput" else "Points"
+    reference = (
+        f"Dashed: the fair target, the capacity the background leaves ({target:.1f} Mb/s)."
+        if quantity == "throughput"
+        else "Dotted: a loss rate of 1 %."
+    )
+    facts = Drawn(
+        panels=2, panels_drawn=n_drawn, cells_drawn=n_cells, selection={"buffer": [buffer]}
+    ).say(reference, spread_statement(n_reps, f"{shape}: mean over repetitions; error bars"))
+    return record(fig, facts)
 
 
 def pacing(ds: xr.Dataset) -> Figure:
-    """Figure B5.20: cwnd of one Reno flow with (left) and without (right) pacing, per B."""
+    """Figure B5.20: cwnd of one Reno flow with (left) and without (right) pacing, per B.
+
+    One row per buffer this tier ran.
+    """
     buffers = [int(b) for b in ds["buffer"].values]
     fig, axes = plt.subplots(
         len(buffers),
         2,
-        figsize=(9, 2.6 * len(buffers)),
+        figsize=(TEXT_WIDTH_IN, min(1.9 * len(buffers) + 0.4, MAX_HEIGHT_IN)),
         squeeze=False,
         sharex=True,
+        sharey="row",  # paced and not paced on one scale, per buffer
         layout="constrained",
     )
     throughput = analysis_b.throughput_bps(ds) / 1e6
+    n_drawn = 0
     for i, buffer in enumerate(buffers):
         for j, paced in enumerate((True, False)):
             ax = axes[i, j]
+            ax.set_title(f"{'paced' if paced else 'not paced'}, B = {buffer}")
             run = _first_run(ds, buffer=buffer, pacing=paced)
             if run is None:
                 empty_panel(ax)
                 continue
+            n_drawn += 1
             _row_cwnd(ax, run)
             mean = float(throughput.sel(buffer=buffer, pacing=paced).mean())
             ax.text(
@@ -569,14 +709,19 @@ def pacing(ds: xr.Dataset) -> Figure:
                 0.97,
                 f"mean throughput {mean:.1f} Mb/s",
                 transform=ax.transAxes,
-                fontsize=7,
                 va="top",
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
             )
-            ax.set_title(f"{'paced' if paced else 'not paced'}, B = {buffer}", fontsize=9)
             ax.set_ylabel("cwnd (packets)" if j == 0 else "")
             if i == len(buffers) - 1:
                 ax.set_xlabel("time (s)")
-    return fig
+    rows = ", ".join(str(b) for b in buffers)
+    n_reps = int(ds.sizes.get("rep", 1))
+    facts = Drawn(panels=2 * len(buffers), panels_drawn=n_drawn, cells_drawn=n_drawn).say(
+        f"Rows: B = {rows} packets" + (" (top to bottom)." if len(buffers) > 1 else "."),
+        "Traces: first repetition; mean throughput over every repetition." if n_reps > 1 else "",
+    )
+    return record(fig, facts)
 
 
 def draw(figure_id: str, ds: xr.Dataset) -> Figure:

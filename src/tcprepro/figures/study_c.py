@@ -4,7 +4,8 @@ This module owns the drawing of C1 (Fig. 1: congestion windows and queue) and of
 the metric suite C3.1-C3.6 (one compact figure per metric). Every number comes
 from :mod:`tcprepro.analysis.study_c`; nothing is simulated or hard-coded here. Points
 are means over repetitions with ±1 standard deviation bars (when there are
-several repetitions); a cell without runs is simply absent from its curve.
+several repetitions); a cell without runs is simply absent from its curve; a curve
+of one or two points is drawn as markers only. Protocol keys sit right of the panels.
 """
 
 from __future__ import annotations
@@ -17,6 +18,13 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from tcprepro.analysis import study_c as analysis_c
+from tcprepro.figures.common import (
+    TEXT_WIDTH_IN,
+    Drawn,
+    points_style,
+    record,
+    spread_statement,
+)
 
 __all__ = ["cwnd_panels", "loss_table_figure", "metric_figure"]
 
@@ -39,8 +47,8 @@ def _style(protocol: str) -> dict[str, object]:
         "color": _COLOURS.get(protocol, "0.5"),
         "marker": _MARKERS.get(protocol, "v"),
         "label": analysis_c.LABELS.get(protocol, protocol),
-        "linewidth": 2.2 if protocol == "YeahPaper" else 1.3,
-        "markersize": 9 if protocol == "YeahPaper" else 5,
+        "linewidth": 1.8 if protocol == "YeahPaper" else 1.1,
+        "markersize": 7 if protocol == "YeahPaper" else 4,
     }
 
 
@@ -53,7 +61,7 @@ def _curve(ax: Axes, x: np.ndarray, values: xr.DataArray, protocol: str, **extra
     mean = values.mean("rep").values
     spread = values.std("rep", ddof=1).values if values.sizes.get("rep", 1) > 1 else None
     keep = np.isfinite(mean)
-    style = {**_style(protocol), **extra}
+    style = {**_style(protocol), **extra, **points_style(int(keep.sum()))}
     if spread is None:
         ax.plot(x[keep], mean[keep], **style)
     else:
@@ -68,25 +76,40 @@ def _rtt_axis(ax: Axes, rtt_ms: np.ndarray, label: str = "RTT (ms)") -> None:
     ax.set_xlabel(label)
 
 
+def _facts(ds: xr.Dataset, panels: int, *sentences: str) -> Drawn:
+    """The record of a metric figure: panels, cells with data, error bars."""
+    n_reps = int(ds.sizes.get("rep", 1))
+    return Drawn(panels=panels, panels_drawn=panels).say(
+        *sentences,
+        f"Points: mean over {n_reps} repetitions." if n_reps > 1 else "",
+        spread_statement(n_reps),
+    )
+
+
+def _protocol_legend(fig: Figure, ax: Axes) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right center")
+
+
 def _per_buffer(ds: xr.Dataset, variable: str, ylabel: str, title: str, scale: float) -> Figure:
     """C3.1 / C3.2: one panel per buffer, the variable against the RTT, a curve per protocol."""
     table = analysis_c.pair_metrics(ds)[variable] * scale
     rtt_ms = analysis_c.ms(ds["rtt"].values)
     buffers = list(ds["buffer"].values)
+    width = min(2.1 * len(buffers) + 1.2, TEXT_WIDTH_IN)
     fig, axes = plt.subplots(
-        1, len(buffers), figsize=(3.2 * len(buffers) + 1.5, 3.0), sharey=True, squeeze=False
+        1, len(buffers), figsize=(width, 2.4), sharey=True, squeeze=False, layout="constrained"
     )
     for ax, buffer in zip(axes[0], buffers, strict=True):
         for protocol in _protocols(ds):
             _curve(ax, rtt_ms, table.sel(buffer=buffer, protocol=protocol), protocol)
         _rtt_axis(ax, rtt_ms)
-        ax.set_title(f"buffer {float(buffer):g} BDP", fontsize=10)
+        ax.set_title(f"buffer {float(buffer):g} BDP")
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(ylabel)
-    axes[0, -1].legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    return fig
+    _protocol_legend(fig, axes[0, 0])
+    fig.suptitle(title)
+    return record(fig, _facts(ds, len(buffers)))
 
 
 def _stress(ds: xr.Dataset, title: str) -> Figure:
@@ -95,7 +118,9 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
     rtt_ms = analysis_c.ms(ds["rtt"].values)
     buffers = list(ds["buffer"].values)
     styles = ["-", "--", ":", "-."]
-    fig, (loss_ax, queue_ax) = plt.subplots(1, 2, figsize=(9.5, 3.3))
+    fig, (loss_ax, queue_ax) = plt.subplots(
+        1, 2, figsize=(TEXT_WIDTH_IN, 2.5), layout="constrained"
+    )
     loss = table["loss_probability"].mean("rep")
     positive = loss.where(loss > 0)
     floor = float(positive.min()) / 10 if np.isfinite(positive.min()) else 1e-7
@@ -108,6 +133,8 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
             shown = np.where(values > 0, values, floor)
             keep = np.isfinite(values)
             style = {**_style(protocol), **line}
+            if int(keep.sum()) <= 2:
+                style["linestyle"] = "none"
             loss_ax.plot(rtt_ms[keep], shown[keep], **style)
             zero = keep & (values == 0)
             loss_ax.plot(
@@ -127,7 +154,7 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
             )
     loss_ax.set_yscale("log")
     loss_ax.axhline(floor, color="0.6", linewidth=0.8)
-    loss_ax.text(rtt_ms[0], floor, " no loss", va="bottom", fontsize=7, color="0.4")
+    loss_ax.text(rtt_ms[0], floor, " no loss", va="bottom", color="0.4")
     loss_ax.set_ylabel("loss probability (buffer overflow)")
     queue_ax.set_ylabel("mean queue / buffer")
     queue_ax.set_ylim(0, 1.05)
@@ -138,16 +165,17 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
         plt.Line2D([], [], color="0.3", linestyle=styles[i % len(styles)])
         for i in range(len(buffers))
     ]
-    queue_ax.legend(
+    fig.legend(
         [*queue_ax.get_legend_handles_labels()[0], *handles],
         [*queue_ax.get_legend_handles_labels()[1], *(f"{float(b):g} BDP" for b in buffers)],
-        fontsize=8,
-        loc="center left",
-        bbox_to_anchor=(1.02, 0.5),
+        loc="outside right center",
     )
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    return fig
+    fig.suptitle(title)
+    styles_text = ", ".join(
+        f"{float(b):g} BDP {name}"
+        for b, name in zip(buffers, ["solid", "dashed", "dotted", "dash-dot"], strict=False)
+    )
+    return record(fig, _facts(ds, 2, f"Line styles: {styles_text}."))
 
 
 def _single_panel(
@@ -163,7 +191,7 @@ def _single_panel(
     """C3.3 / C3.4 / C3.6: one panel, the value against a swept dimension, per protocol."""
     labels = list(ds[dim].values)
     x = analysis_c.ms(labels) if isinstance(labels[0], str) else np.asarray(labels, dtype=float)
-    fig, ax = plt.subplots(figsize=(5.6, 3.3))
+    fig, ax = plt.subplots(figsize=(4.6, 2.5), layout="constrained")
     for protocol in _protocols(ds):
         _curve(ax, x, values.sel(protocol=protocol), protocol)
     if log_x and isinstance(labels[0], str):
@@ -177,10 +205,9 @@ def _single_panel(
     if reference is not None:
         ax.axhline(reference, color="0.5", linestyle="--", linewidth=1)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    ax.set_title(title, fontsize=11)
-    fig.tight_layout()
-    return fig
+    _protocol_legend(fig, ax)
+    ax.set_title(title)
+    return record(fig, _facts(ds, 1))
 
 
 def metric_figure(figure_id: str, ds: xr.Dataset) -> Figure:
@@ -238,12 +265,20 @@ def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str = "") -> Figure:
     """C1 (Fig. 1): one panel per second-flow variant, windows and queue against time.
 
     Congestion windows of f1 (YeAH) and f2 in segments (left axis), YeAH's count_reno
-    estimate (dotted, when sampled) and the bottleneck queue in packets (right axis).
+    estimate (dotted, when sampled) and the bottleneck queue in packets (right axis);
+    each panel's key sits above it.
     """
     cwnd = analysis_c.cwnd_pkts(ds)
     seconds = ds["second"].values
-    fig, axes = plt.subplots(len(seconds), 1, figsize=(8, 2.7 * len(seconds)), sharex=True)
+    fig, axes = plt.subplots(
+        len(seconds),
+        1,
+        figsize=(TEXT_WIDTH_IN, 2.3 * len(seconds) + 0.4),
+        sharex=True,
+        layout="constrained",
+    )
     axes = np.atleast_1d(axes)
+    sampled_reno = False
     for ax, second in zip(axes, seconds, strict=True):
         run = ds.sel(second=second).isel(rep=rep)
         time = run["time"].values
@@ -257,7 +292,8 @@ def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str = "") -> Figure:
             label=second_label,
             alpha=0.85,
         )
-        if "cc_RenoCount" in run:
+        if "cc_RenoCount" in run and bool(run["cc_RenoCount"].sel(flow="f1").notnull().any()):
+            sampled_reno = True
             ax.plot(
                 time,
                 run["cc_RenoCount"].sel(flow="f1"),
@@ -276,14 +312,27 @@ def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str = "") -> Figure:
         ax.patch.set_visible(False)
         handles, labels = ax.get_legend_handles_labels()
         handles.append(plt.Line2D([], [], color="0.55", linewidth=0.8))
-        labels.append("Queue")
-        ax.legend(handles, labels, fontsize=8, loc="upper right", ncols=2)
+        labels.append("queue (right axis)")
+        ax.legend(
+            handles,
+            labels,
+            loc="lower left",
+            bbox_to_anchor=(0.0, 1.0),
+            ncols=len(labels),
+            frameon=False,
+            borderaxespad=0.2,
+        )
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("Time (s)")
     if title:
-        fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
-    return fig
+        fig.suptitle(title)
+    n_reps = int(ds.sizes.get("rep", 1))
+    which = "first" if rep == 0 else f"number {rep + 1}"
+    facts = Drawn(panels=len(seconds), panels_drawn=len(seconds), cells_drawn=len(seconds)).say(
+        f"Shown: repetition {which} of {n_reps}." if n_reps > 1 else "",
+        "Dotted: YeAH's count_reno estimate." if sampled_reno else "",
+    )
+    return record(fig, facts)
 
 
 def loss_table_figure(frame: pd.DataFrame, title: str = "") -> Figure:
@@ -293,7 +342,9 @@ def loss_table_figure(frame: pd.DataFrame, title: str = "") -> Figure:
     labelled "0"); black diamonds are the values legible in the paper's Table I.
     """
     rtts = [c.removesuffix(", here") for c in frame.columns if c.endswith(", here")]
-    fig, axes = plt.subplots(1, len(rtts), figsize=(4.2 * len(rtts), 3.0), sharey=True)
+    fig, axes = plt.subplots(
+        1, len(rtts), figsize=(min(3.2 * len(rtts), TEXT_WIDTH_IN), 2.6), sharey=True
+    )
     axes = np.atleast_1d(axes)
     x = np.arange(len(frame))
     for ax, rtt in zip(axes, rtts, strict=True):
@@ -307,17 +358,16 @@ def loss_table_figure(frame: pd.DataFrame, title: str = "") -> Figure:
                 xycoords=("data", "axes fraction"),
                 ha="center",
                 va="bottom",
-                fontsize=8,
             )
         ax.plot(x, paper, "kD", label="paper (Table I)")
         ax.set_xticks(x)
-        ax.set_xticklabels(frame["Protocol"], rotation=30, fontsize=8)
-        ax.set_title(rtt, fontsize=10)
+        ax.set_xticklabels(frame["Protocol"], rotation=30)
+        ax.set_title(rtt)
         ax.set_yscale("log")
         ax.grid(alpha=0.3, axis="y")
     axes[0].set_ylabel("loss probability")
-    axes[-1].legend(fontsize=8)
+    axes[-1].legend()
     if title:
-        fig.suptitle(title, fontsize=11)
+        fig.suptitle(title)
     fig.tight_layout()
     return fig

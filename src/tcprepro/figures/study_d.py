@@ -3,7 +3,8 @@
 Each function takes the per-cell tables of :mod:`tcprepro.analysis.study_d` (one
 frame, possibly stacked over backends) and the thesis's reference tables; model
 curves are computed from :mod:`tcprepro.models.throughput` with each cell's
-parameters, never hard-coded.
+parameters, never hard-coded. A series of one or two points is drawn as markers
+only; keys sit outside the panels.
 """
 
 from __future__ import annotations
@@ -15,6 +16,15 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+
+from tcprepro.figures.common import (
+    MAX_HEIGHT_IN,
+    TEXT_WIDTH_IN,
+    Drawn,
+    points_style,
+    record,
+    spread_statement,
+)
 
 __all__ = ["buffer_model_figure", "buffer_windows_figure", "loss_models_figure", "volume_figure"]
 
@@ -57,6 +67,25 @@ def _hollow_flagged(
     ax.plot(xs[flagged], y[flagged], ls="none", marker="o", mfc="white", mec="0.2", ms=5, zorder=5)
 
 
+def _outside_legend(fig: Figure, axes: Sequence[plt.Axes]) -> None:
+    """One key for every panel, under them (never on the data)."""
+    entries: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    if entries:
+        fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncols=2)
+
+
+def _backends_statement(table: pd.DataFrame) -> str:
+    names = [_BACKEND_LABELS.get(b, b) for b in table["backend"].unique()]
+    flagged = int((table["fidelity_ok"] == 0).sum()) if "fidelity_ok" in table else 0
+    text = f"Backend: {', '.join(names)}."
+    if flagged:
+        text += f" Hollow markers: {flagged} run(s) the fidelity gate flagged."
+    return text
+
+
 def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> Figure:
     """D1: throughput and send window against the send buffer, per RTT and receive buffer.
 
@@ -73,15 +102,24 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
     buffers = sorted(table["recv_buffer_bytes"].unique())
     palette = dict(zip(buffers, sns.color_palette("deep", len(buffers)), strict=True))
     fig, axes = plt.subplots(
-        2, len(rtts), figsize=(5.2 * len(rtts), 7.0), squeeze=False, layout="constrained"
+        2,
+        len(rtts),
+        figsize=(min(3.1 * len(rtts) + 0.5, TEXT_WIDTH_IN), 4.8),
+        squeeze=False,
+        layout="constrained",
     )
+    thesis_drawn = False
     for col, rtt in enumerate(rtts):
         top, bottom = axes[0, col], axes[1, col]
         at_rtt = table[table["rtt_s"] == rtt]
         for (backend, br), cells in at_rtt.groupby(["backend", "recv_buffer_bytes"]):
             cells = cells.sort_values("send_buffer_bytes")
             label = f"BR {_size_label(br)} ({_BACKEND_LABELS.get(backend, backend)})"
-            style = {"color": palette[br], "marker": _BACKEND_MARKERS.get(backend, "^")}
+            style = {
+                "color": palette[br],
+                "marker": _BACKEND_MARKERS.get(backend, "^"),
+                **points_style(len(cells)),
+            }
             top.plot(cells["send_buffer_bytes"], cells["measured_bps"] / 1e6, label=label, **style)
             model = application_throughput_bps(
                 cells["send_buffer_bytes"],
@@ -91,7 +129,15 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
                 cells["c_r"],
                 cells["capacity_bps"],
             )
-            top.plot(cells["send_buffer_bytes"], model / 1e6, color=palette[br], ls="--", lw=1)
+            top.plot(
+                cells["send_buffer_bytes"],
+                model / 1e6,
+                color=palette[br],
+                ls="--" if len(cells) > 2 else "none",
+                marker=None if len(cells) > 2 else "_",
+                ms=10,
+                lw=1,
+            )
             bottom.plot(cells["send_buffer_bytes"], cells["fe_over_be"], label=label, **style)
             _hollow_flagged(top, cells, cells["measured_bps"] / 1e6)
             _hollow_flagged(bottom, cells, cells["fe_over_be"])
@@ -100,6 +146,7 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
         thesis_rtt_ms = thesis_rtt_s * 1000
         reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], thesis_rtt_ms)]
         for br_kib, rows in reference.groupby("br_kib"):
+            thesis_drawn = True
             bottom.plot(
                 rows["be_kib"] * 1024,
                 rows["fe_over_be"].clip(upper=1.45),
@@ -108,22 +155,31 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
             )
         bottom.axhline(THESIS_C_E, color="0.55", lw=0.8, ls=":")
         bottom.text(
-            table["send_buffer_bytes"].min(), THESIS_C_E + 0.02, "thesis C_e = 0.55", fontsize=7
+            table["send_buffer_bytes"].min(), THESIS_C_E + 0.02, f"thesis C_e = {THESIS_C_E:g}"
         )
         capacity = float(at_rtt["capacity_bps"].max())
         top.axhline(capacity / 1e6, color="0.3", lw=0.8, ls=":")
         top.set_yscale("log")
         top.set_ylabel("throughput (Mb/s)")
-        top.set_title(f"{_rtt_label(rtt)}; dashed: model, dotted: link capacity", fontsize=9)
+        top.set_title(_rtt_label(rtt))
         bottom.set_ylim(0, 1.5)
         bottom.set_ylabel("mean send window FE / BE")
         bottom.set_xlabel("send buffer BE (bytes)")
         for ax in (top, bottom):
             _size_axis(ax, table["send_buffer_bytes"])
             ax.grid(alpha=0.3)
-        bottom.legend(fontsize=7, loc="lower left")
-    axes[0, 0].legend(fontsize=7, loc="upper left")
-    return fig
+    _outside_legend(fig, list(axes.flat))
+    few = len(table) <= 2 * len(rtts) * len(buffers)
+    facts = Drawn(panels=axes.size, panels_drawn=axes.size, cells_drawn=len(table)).say(
+        "Top: dashed, the model"
+        + (" (short bars: one or two buffers, model values)" if few else "")
+        + "; dotted, the link's goodput capacity.",
+        "Grey crosses: the thesis's Linux 2.6.12 windows for the same RTT."
+        if thesis_drawn
+        else "The thesis has no row for this RTT.",
+        _backends_statement(table),
+    )
+    return record(fig, facts)
 
 
 def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) -> Figure:
@@ -137,7 +193,7 @@ def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) ->
         The thesis's Tables 3.4-3.5 (``reference.load("makassikis2006_throughput")``).
     """
     limited = table[table["buffer_limited"]]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.6), layout="constrained")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 3.2), layout="constrained")
     groups = sorted(set(zip(limited["rtt_s"], limited["recv_buffer_bytes"], strict=True)))
     palette = dict(zip(groups, sns.color_palette("deep", len(groups)), strict=True))
     for (backend, rtt, br), cells in limited.groupby(["backend", "rtt_s", "recv_buffer_bytes"]):
@@ -151,13 +207,19 @@ def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) ->
             label=label,
             **style,
         )
-        right.plot(cells["send_buffer_bytes"], cells["error_pct"], label=label, **style)
+        right.plot(
+            cells["send_buffer_bytes"],
+            cells["error_pct"],
+            label=label,
+            **style,
+            **points_style(len(cells)),
+        )
         _hollow_flagged(left, cells, cells["measured_bps"] / 1e6, cells["predicted_bps"] / 1e6)
         _hollow_flagged(right, cells, cells["error_pct"])
     left.plot(
         thesis_throughput["dp_mbps"],
         thesis_throughput["dm_mbps"],
-        label="thesis",
+        label="thesis (Linux 2.6.12)",
         **_REFERENCE_STYLE,
     )
     right.plot(
@@ -178,22 +240,26 @@ def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) ->
     left.plot(line, line, color="0.2", lw=0.8)
     left.fill_between(line, line / 1.3, line / 0.7, color="0.85", zorder=0, label="±30 %")
     left.set(xscale="log", yscale="log", xlim=(low, high), ylim=(low, high))
-    left.set_xlabel("predicted min(BE C_e, BR C_r) / RTT (Mb/s)")
+    left.set_xlabel("predicted $\\min(BE\\,C_e, BR\\,C_r)/RTT$ (Mb/s)")
     left.set_ylabel("measured (Mb/s)")
-    left.legend(fontsize=7)
     right.axhspan(-30, 30, color="0.9", zorder=0)
     right.axhline(0, color="0.2", lw=0.8)
     _size_axis(
         right, np.concatenate([limited["send_buffer_bytes"], thesis_throughput["be_kib"] * 1024])
     )
     right.set_xlabel("send buffer BE (bytes)")
-    right.set_ylabel("relative error (D_p - D_m) / D_m (%)")
+    right.set_ylabel("relative error $(D_p - D_m)/D_m$ (%)")
     for ax in (left, right):
         ax.grid(alpha=0.3)
-    return fig
+    _outside_legend(fig, [left, right])
+    facts = Drawn(panels=2, panels_drawn=2, cells_drawn=len(limited)).say(
+        f"{len(limited)} buffer-limited run(s) of {len(table)}.",
+        _backends_statement(table),
+    )
+    return record(fig, facts)
 
 
-def loss_models_figure(table: pd.DataFrame) -> Figure:
+def loss_models_figure(table: pd.DataFrame, repetitions: int = 1) -> Figure:
     """D3: throughput against the loss rate with the Mathis and Padhye curves.
 
     One column per (SACK, b) combination; rows: throughput with both models
@@ -204,6 +270,8 @@ def loss_models_figure(table: pd.DataFrame) -> Figure:
     ----------
     table
         :func:`tcprepro.analysis.study_d.loss_table`.
+    repetitions
+        Repetitions behind each measured point (error bars only with several).
     """
     from tcprepro.models.throughput import mathis_throughput_bps, padhye_throughput_bps
 
@@ -214,7 +282,7 @@ def loss_models_figure(table: pd.DataFrame) -> Figure:
     fig, axes = plt.subplots(
         3,
         len(combos),
-        figsize=(3.7 * len(combos) + 0.8, 9.0),
+        figsize=(min(1.75 * len(combos) + 1.6, TEXT_WIDTH_IN), min(5.6, MAX_HEIGHT_IN)),
         sharex=True,
         squeeze=False,
         layout="constrained",
@@ -230,6 +298,8 @@ def loss_models_figure(table: pd.DataFrame) -> Figure:
             rows = rows.sort_values("loss_rate")
             colour = palette[rtt]
             marker = _BACKEND_MARKERS.get(backend, "^")
+            solid = "none" if len(rows) <= 2 else "-"  # markers only for one or two points
+            dashed = "none" if len(rows) <= 2 else "--"
             first = rows.iloc[0]
             t0 = max(float(first["min_rto_s"]), rtt)
             mathis = mathis_throughput_bps(first["mss_bytes"], rtt, p_grid, acked_per_ack=b)
@@ -254,17 +324,27 @@ def loss_models_figure(table: pd.DataFrame) -> Figure:
                 color=colour,
                 marker=marker,
                 mfc="none",
-                ls="--",
+                ls=dashed,
                 lw=0.8,
             )
             ratio.plot(
-                rows["loss_rate"], rows["padhye_ratio"], color=colour, marker=marker, ls="-", lw=0.8
+                rows["loss_rate"],
+                rows["padhye_ratio"],
+                color=colour,
+                marker=marker,
+                ls=solid,
+                lw=0.8,
             )
             share.plot(
-                rows["loss_rate"], rows["timeout_share"] * 100, color=colour, marker=marker, lw=0.8
+                rows["loss_rate"],
+                rows["timeout_share"] * 100,
+                color=colour,
+                marker=marker,
+                ls=solid,
+                lw=0.8,
             )
         top.set(xscale="log", yscale="log")
-        top.set_title(f"SACK {'on' if sack else 'off'}, b = {b}", fontsize=10)
+        top.set_title(f"SACK {'on' if sack else 'off'}, b = {b}")
         ratio.set_yscale("log")
         ratio.axhspan(0.7, 1.3, color="0.9", zorder=0)
         ratio.axhline(1.0, color="0.3", lw=0.8)
@@ -275,12 +355,20 @@ def loss_models_figure(table: pd.DataFrame) -> Figure:
     axes[0, 0].set_ylabel("throughput (Mb/s)\nMathis dashed, Padhye solid")
     axes[1, 0].set_ylabel("measured / model\n(open: Mathis, filled: Padhye)")
     axes[2, 0].set_ylabel("time waiting for\nRTOs (%, lower bound)")
-    axes[0, 0].legend(fontsize=7, loc="lower left")
-    return fig
+    _outside_legend(fig, [axes[0, 0]])
+    facts = Drawn(panels=axes.size, panels_drawn=axes.size, cells_drawn=len(table)).say(
+        "Columns: " + "; ".join(f"SACK {'on' if s else 'off'}, b = {b}" for s, b in combos) + ".",
+        spread_statement(repetitions, "Measured points: mean over repetitions; error bars"),
+        "Middle: the grey band is ±30 %.",
+    )
+    return record(fig, facts)
 
 
 def volume_figure(
-    table: pd.DataFrame, reliable: pd.DataFrame, thesis_volumes: pd.DataFrame
+    table: pd.DataFrame,
+    reliable: pd.DataFrame,
+    thesis_volumes: pd.DataFrame,
+    tolerance: float | None = None,
 ) -> Figure:
     """D4: throughput of one transfer against its volume, with the slow-start model.
 
@@ -292,19 +380,38 @@ def volume_figure(
         :func:`tcprepro.analysis.study_d.reliable_volumes` of that table.
     thesis_volumes
         The thesis's Table 2.3 (``reference.load("makassikis2006_volumes")``).
+    tolerance
+        The tolerance ``reliable`` was computed with (quoted in the record).
     """
     buffers = sorted(table["recv_buffer_bytes"].unique())
     palette = dict(zip(buffers, sns.color_palette("deep", len(buffers)), strict=True))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.6), layout="constrained")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 3.2), layout="constrained")
+    series = []
+    marks = []
     for (backend, br), rows in table.groupby(["backend", "recv_buffer_bytes"]):
         rows = rows.sort_values("size_bytes")
         colour = palette[br]
         marker = _BACKEND_MARKERS.get(backend, "^")
+        line = points_style(len(rows))
         label = f"window {_size_label(br)} ({_BACKEND_LABELS.get(backend, backend)})"
+        series.append(f"{_size_label(br)}B window ({len(rows)} volumes)")
         left.plot(
-            rows["size_bytes"], rows["measured_bps"] / 1e6, color=colour, marker=marker, label=label
+            rows["size_bytes"],
+            rows["measured_bps"] / 1e6,
+            color=colour,
+            marker=marker,
+            label=label,
+            **line,
         )
-        left.plot(rows["size_bytes"], rows["model_bps"] / 1e6, color=colour, ls=":", lw=1.2)
+        left.plot(
+            rows["size_bytes"],
+            rows["model_bps"] / 1e6,
+            color=colour,
+            ls=":" if len(rows) > 2 else "none",
+            marker=None if len(rows) > 2 else "_",
+            ms=10,
+            lw=1.2,
+        )
         reference = float(rows["measured_bps"].iloc[-1])
         right.plot(
             rows["size_bytes"],
@@ -312,10 +419,12 @@ def volume_figure(
             color=colour,
             marker=marker,
             label=label,
+            **line,
         )
         mark = reliable[(reliable["backend"] == backend) & (reliable["recv_buffer_bytes"] == br)]
         if len(mark) and np.isfinite(mark["reliable_from_bytes"].iloc[0]):
             volume = float(mark["reliable_from_bytes"].iloc[0])
+            marks.append(f"{_size_label(volume)}B ({_size_label(br)}B window)")
             for ax in (left, right):
                 ax.axvline(volume, color=colour, lw=0.8, ls="-.")
     left.plot(
@@ -327,16 +436,27 @@ def volume_figure(
     right.plot(
         thesis_volumes["volume_kib"] * 1024,
         thesis_volumes["iperfs_mbps"] / thesis_volumes["iperfs_mbps"].iloc[-1],
-        label="thesis, iperf server",
         **_REFERENCE_STYLE,
     )
     right.axhspan(0.9, 1.1, color="0.9", zorder=0)
     left.set_yscale("log")
-    left.set_ylabel("throughput (Mb/s); dotted: slow-start model")
-    right.set_ylabel("throughput / throughput of the largest volume")
+    left.set_ylabel("throughput (Mb/s)")
+    right.set_ylabel("throughput / that of the largest volume")
     for ax in (left, right):
         _size_axis(ax, np.concatenate([table["size_bytes"], thesis_volumes["volume_kib"] * 1024]))
         ax.set_xlabel("volume (bytes)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    return fig
+    _outside_legend(fig, [left])
+    within = f"within {tolerance:.0%} of" if tolerance is not None else "close to"
+    facts = Drawn(panels=2, panels_drawn=2, cells_drawn=len(table)).say(
+        f"Series: {'; '.join(series)}.",
+        "Dotted: the loss-free slow-start model"
+        + (" (short bars: its values)" if len(table) <= 2 * len(buffers) else "")
+        + "; grey crosses: the thesis's iperf-server measurements.",
+        f"Vertical dash-dot marks: the smallest volume from which the throughput stays {within} "
+        f"the largest volume's: {'; '.join(marks)}."
+        if marks
+        else f"No volume run in this tier keeps the throughput {within} the largest volume's "
+        "over every larger volume: no mark.",
+    )
+    return record(fig, facts)
