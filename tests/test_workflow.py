@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import tcprepro
 from conftest import ROOT
 from tcprepro.analysis import study_c as analysis_c
 from tcprepro.store import open_dataset, validate_run_dataset
@@ -296,6 +297,31 @@ def test_a_change_reruns_only_what_it_touches(smoke_run):
         assert all(path.startswith("data/runs/A2/") for path in rerun)
     finally:
         scenario.write_text(original)
+
+
+def test_a_library_change_redraws_and_rejudges_without_simulating(smoke_run, tmp_path):
+    """A change in tcprepro's code (here, one line added to a copy of the package) reruns
+    the figures, tables, claims and paper inputs drawn with it, and no simulation."""
+    workdir, _ = smoke_run
+    package = Path(tcprepro.__file__).parent
+    copy = tmp_path / "src" / "tcprepro"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}
+    same = snakemake(workdir, "--profile", "workflow/profiles/smoke", "-n", "--cores", "2", env=env)
+    assert "Nothing to be done" in same.stdout + same.stderr  # an identical copy changes nothing
+
+    with open(copy / "figures" / "common.py", "a") as handle:
+        handle.write("\n# a change in the library\n")
+    result = snakemake(
+        workdir, "--profile", "workflow/profiles/smoke", "-n", "--cores", "2", env=env
+    )
+    counts = job_counts(result.stdout)
+    assert "simulate" not in counts, counts
+    assert "combine" not in counts, counts
+    assert counts.get("figure", 0) >= 10, counts
+    assert counts.get("claims") == 4, counts
+    assert counts.get("paper_inputs") == 1, counts
+    assert counts.get("paper") == 1, counts
 
 
 # ---- the report an evaluator reads (issue 15) -----------------------------------------

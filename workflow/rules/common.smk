@@ -9,6 +9,7 @@ from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
 from tcprepro.campaign.bundle import RECORD as BUNDLE_RECORD
+from tcprepro.installation import library_digest
 
 validate(config, "../schemas/config.schema.yaml")
 WORKFLOW = WorkflowConfig(config)
@@ -20,6 +21,10 @@ print(f"tcprepro: {EMULATION.summary}", file=sys.stderr)
 FIGURES = EMULATION.keep(WORKFLOW.figures)
 SIMULATED = [f for f in WORKFLOW.simulated_figures if f in FIGURES]
 STUDIES = WORKFLOW.studies()
+# The rules that draw, judge or write the paper's inputs take the library's digest as a
+# parameter: Snakemake reruns them when tcprepro's code changes (a run's own cache key
+# covers the simulations).
+LIBRARY = library_digest()
 # The verify tier's claims are kept apart (data/claims/verify/): the report of a later
 # quick or paper build sets them next to its own verdicts.
 CLAIMS_DIR = "data/claims/verify" if TIER == "verify" else "data/claims"

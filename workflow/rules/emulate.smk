@@ -42,6 +42,8 @@ rule crosscheck_table:
         csv="data/crosscheck/{figure}.csv",
     log:
         "data/logs/crosscheck/{figure}.log",
+    params:
+        library=LIBRARY,
     shell:
         "tcprepro crosscheck --figure {wildcards.figure} --tex {output.tex} "
         "--csv {output.csv} {input.ns3} {input.emulated} > {log} 2>&1"
@@ -60,6 +62,8 @@ rule crosscheck_figure:
         "data/logs/figures/{figure}.log",
     wildcard_constraints:
         figure="X[0-9]+",
+    params:
+        library=LIBRARY,
     shell:
         "papermill {input.notebook} {output.notebook} --no-progress-bar "
         "-p combined {input.ns3} -p emulated {input.emulated} "

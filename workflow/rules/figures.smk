@@ -14,6 +14,8 @@ rule figure:
         notebook="data/notebooks/{figure}.ipynb",
     log:
         "data/logs/figures/{figure}.log",
+    params:
+        library=LIBRARY,
     shell:
         "papermill {input.notebook} {output.notebook} --no-progress-bar "
         "-p combined {input.combined} -p figure_id {wildcards.figure} "
@@ -29,6 +31,8 @@ rule table:
         notebook="data/notebooks/{figure}_table.ipynb",
     log:
         "data/logs/tables/{figure}.log",
+    params:
+        library=LIBRARY,
     shell:
         "papermill {input.notebook} {output.notebook} --no-progress-bar "
         "-p combined {input.combined} -p figure_id {wildcards.figure} "
@@ -43,6 +47,8 @@ rule claims:
         csv=f"{CLAIMS_DIR}/{{study}}.csv",
     log:
         "data/logs/claims/{study}.log",
+    params:
+        library=LIBRARY,
     shell:
         "tcprepro claims --study {wildcards.study} --tex {output.tex} --csv {output.csv} "
         "{input} > {log} 2>&1"

@@ -22,6 +22,7 @@ rule paper_inputs:
     log:
         "data/logs/paper/inputs.log",
     params:
+        library=LIBRARY,
         tier=TIER,
         emulation=EMULATION.summary,
         excluded=[figure for figure in WORKFLOW.figures if figure not in FIGURES],
