@@ -90,7 +90,10 @@ def _cmd_emulate_figure(args: argparse.Namespace) -> int:
 
     config = _workflow(args)
     tier = args.tier or config.tier
-    make_emulated_figure(config, args.figure, tier, args.route, args.output)
+    if args.jobs < 1:
+        print(f"--jobs: {args.jobs} is not a positive number of boots", file=sys.stderr)
+        return 2
+    make_emulated_figure(config, args.figure, tier, args.route, args.output, parallel=args.jobs)
     print(f"{args.output}: emulated runs of {args.figure} ({tier} tier) combined")
     return 0
 
@@ -101,11 +104,8 @@ def _cmd_crosscheck(args: argparse.Namespace) -> int:
 
     config = _workflow(args)
     tolerance = config.figure(args.figure)["crosscheck"]
-    table = crosscheck.compare(
-        open_dataset(args.ns3),
-        open_dataset(args.emulated),
-        tolerance["utilisation_pp"],
-        tolerance["rtt_rel"],
+    table = crosscheck.compare_figure(
+        open_dataset(args.ns3), open_dataset(args.emulated), tolerance
     )
     if args.csv:
         crosscheck.write_csv(table, args.csv)
@@ -154,7 +154,14 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from tcprepro.campaign import plan_report
 
     config = _workflow(args)
-    print(plan_report(config, args.tier or config.tier, args.cores, Path(args.workdir)))
+    tier = args.tier or config.tier
+    route = args.route or str(config.data.get("emulation_route", "auto"))
+    if route == "auto":  # the route this host takes (emulation_route: auto)
+        from tcprepro.campaign.emulated import decide
+
+        decision = decide(config, tier)
+        route = decision.route if decision.enabled else None
+    print(plan_report(config, tier, args.cores, Path(args.workdir), route))
     return 0
 
 
@@ -293,6 +300,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--figure", required=True)
     p.add_argument("--route", choices=ROUTES, default="auto")
     p.add_argument("-o", "--output", required=True, help="combined emulated dataset (.nc)")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        help="UML route: boots side by side (at most one per core; default 1)",
+    )
     p.set_defaults(func=_cmd_emulate_figure)
 
     p = sub.add_parser("crosscheck", help="compare a figure's ns-3 and emulated datasets")
@@ -329,6 +343,12 @@ def build_parser() -> argparse.ArgumentParser:
     workflow_args(p)
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--workdir", default=".", help="folder holding data/ (default: .)")
+    p.add_argument(
+        "--route",
+        choices=ROUTES,
+        help="emulation route to estimate the emulated runs for (default: the config's "
+        "emulation_route; auto: the route this host takes)",
+    )
     p.set_defaults(func=_cmd_plan)
 
     p = sub.add_parser("bench", help="measure speed, start-up, scaling, memory and storage")

@@ -79,5 +79,21 @@ def emulated_cache_keys(wildcards):
     return sorted(emulated_run_cache_key(run, EMULATION.route, tool) for run in runs)
 
 
+def emulation_threads(wildcards):
+    """Cores of a figure's emulation job: on the UML route one boot per core side by
+    side (at most one per run); natively and in the VM, one (real time)."""
+    if not EMULATION.parallel:
+        return 1
+    runs = emulated_runs(WORKFLOW, wildcards.figure, TIER, EMULATION.route)
+    return max(1, min(workflow.cores, len(runs)))
+
+
 onstart:
-    print(plan_report(WORKFLOW, TIER, workflow.cores))
+    print(
+        plan_report(
+            WORKFLOW,
+            TIER,
+            workflow.cores,
+            route=EMULATION.route if EMULATION.enabled else None,
+        )
+    )
