@@ -62,5 +62,5 @@ def test_a_caption_naming_a_field_the_scenario_lacks_is_refused():
 
     scenario = load_scenario(ROOT / "workflow/scenarios/A1.yaml")
     assert fill("[[topology.downlink.rate|rate]], [[duration|s]]", scenario).startswith("10~Mb/s")
-    with pytest.raises(ConfigError, match="topology.uplink.colour"):
+    with pytest.raises(ConfigError, match=r"topology\.uplink\.colour"):
         fill("[[topology.uplink.colour]]", scenario)

@@ -469,14 +469,35 @@ def test_c31_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
 
 
 @pytest.mark.slow
-def test_d1_smoke_cells_agree_with_ns3_on_the_uml_route(tmp_path):
-    """D1's smoke cells at the thesis's real 1 Gb/s and 12 ms RTT (X3: BE 64 KiB and
-    2 MiB, BR 16 MiB, 2 s), no time scaling: throughput (utilisation) and mean RTT within
-    X3's stated tolerance."""
+def test_d1_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
+    """D1's cells at the thesis's real 1 Gb/s and 12 ms RTT (X3's smoke tier: BR 256 KiB,
+    BE 64 KiB and 2 MiB, 2 s), no time scaling. The receive-limited cell (BE 2 MiB) must
+    agree within X3's tolerance in throughput and RTT. In the send-limited cell (BE
+    64 KiB) the two stacks keep different windows for the same request, and the test
+    holds them to it: ns-3's SndBufSize is payload, so FE = BE; Linux doubles SO_SNDBUF
+    (socket(7)) and 6.1 keeps the doubled buffer in flight, FE = 2 BE, hence twice the
+    throughput (outside X3's tolerance, as the table says). RTT agrees in both."""
     table, shown, emulated = _crosscheck_smoke(tmp_path, "X3")
     assert len(table) == 2
     assert (table["fidelity"] == "ok").all(), shown
-    assert table["util_ok"].all(), shown
     assert table["rtt_ok"].all(), shown
+    rows = table.set_index("send_buffer")
+    assert bool(rows.loc["2MiB", "util_ok"]), shown  # receive-limited: agreement
+    send_limited = rows.loc["64KiB"]
+    assert not bool(send_limited["util_ok"]), shown
+    ratio = send_limited["emu_util_pct"] / send_limited["ns3_util_pct"]
+    assert ratio == pytest.approx(2.0, rel=0.1), shown
+    from tcprepro import metrics
+    from tcprepro.units import parse_size
+
     for ds in emulated:
+        sweep = json.loads(ds.attrs["sweep"])
+        window = float(ds["unacked_bytes"].where(metrics.window(ds)).mean())
+        limit = parse_size(
+            sweep[{"64KiB": "send_buffer", "2MiB": "recv_buffer"}[sweep["send_buffer"]]]
+        )
+        print(f"BE {sweep['send_buffer']}, BR {sweep['recv_buffer']}: {window:.0f} B in flight")
+        # the window: twice BE where BE limits (Linux's doubled SO_SNDBUF), BR where BR does
+        factor = 2.0 if sweep["send_buffer"] == "64KiB" else 1.0
+        assert window == pytest.approx(factor * limit, rel=0.05)
         assert ds.attrs["traffic_tool"] == "iperf2"

@@ -126,14 +126,21 @@ def compare_figure(
 
 
 def _provenance(emulated: xr.Dataset) -> str:
-    """Route, kernel, accelerator and iperf3 of the emulated runs (for the caption)."""
+    """Route, kernel, accelerator and traffic tools of the emulated runs (for the caption)."""
     if "run_kernel" not in emulated:
         return ""
     kernels = sorted({str(k) for k in emulated["run_kernel"].values.ravel() if k})
     parts = [f"{emulated.attrs.get('route', '?')} route", f"kernel {', '.join(kernels)}"]
     if "vm_accel" in emulated.attrs:
         parts.append(f"QEMU {str(emulated.attrs['vm_accel']).upper()}")
-    parts.append(f"iperf3 {emulated.attrs.get('iperf3_version', '?')}")
+    tool = str(emulated.attrs.get("traffic_tool", "iperf3"))
+    if tool == "iperf3":
+        parts.append(f"iperf3 {emulated.attrs.get('iperf3_version', '?')}")
+    else:  # iperf 2 sends the TCP flows; iperf3 still sends the gate's UDP probe
+        version = emulated.attrs.get("traffic_tool_version", "?")
+        parts.append(
+            f"{tool} {version} (probe: iperf3 {emulated.attrs.get('iperf3_version', '?')})"
+        )
     return ", ".join(parts)
 
 

@@ -43,11 +43,15 @@ DUMBBELL_HOPS = 3
 #: CUBIC flow sampled every 0.5 s) by bottleneck rate, measured on the 2-core machine
 #: with other jobs running (docs/emulation.md). Interpolated in log-log between them.
 UML_WALL_TIME_RATIO = ((10e6, 0.74), (100e6, 0.46), (500e6, 0.090), (1e9, 0.068))
-#: the sampling interval of those runs, and the wall seconds each further sample of one
-#: namespace costs (it forks ss and tc, 50-110 ms each in UML): fitted to study A's cells
-#: (10/2 Mb/s, 20 s sampled every 0.1 s in 3 namespaces, 1-s probe: 280-290 s each)
+#: the sampling interval of those runs; the wall seconds each further sample of one
+#: namespace costs (it forks ss and tc, 50-110 ms each in UML); and a fixed set-up per run
+#: (Mininet's set-up forks many commands). The last two are fitted to runs on the same host
+#: at a load of 9-12: study A's cells (10/2 Mb/s, 20 s sampled every 0.1 s in 3 namespaces:
+#: 280-290 s), X2 at 10 Mb/s (20 s, 0.5 s: 84 s) and 500 Mb/s (4 s: 133 s), X3 at 1 Gb/s
+#: (2 s, 0.1 s: 133-145 s); the model gives 284, 80, 117 and 130 s
 UML_RATIO_INTERVAL_S = 0.5
-UML_SAMPLE_WALL_S = 0.54
+UML_SAMPLE_WALL_S = 0.43
+UML_RUN_SETUP_WALL_S = 50.0
 #: wall seconds of one UML boot and the guest program's imports (once per boot)
 UML_BOOT_WALL_S = 15.0
 #: the fidelity probe's guest seconds per run (tcprepro.emulation.runner's default)
@@ -138,7 +142,7 @@ def _uml_run_wall_s(scenario: Scenario) -> float:
     rates = [d.rate_bps for d in plan.traced.values()] or [
         max(link.a_to_b.rate_bps, link.b_to_a.rate_bps) for link in plan.links
     ]
-    wall = (scenario.duration + PROBE_S) / uml_ratio(max(rates))
+    wall = UML_RUN_SETUP_WALL_S + (scenario.duration + PROBE_S) / uml_ratio(max(rates))
     # samplers: one per namespace holding a flow's end or a traced queue
     sampled = {h for flow in plan.flows for h in (flow.src, flow.dst)}
     sampled |= {
@@ -158,8 +162,8 @@ def estimate_emulated_wall_s(runs: Iterable[Run], route: str, cores: int = 1) ->
     ``native`` and ``vm`` run in real time, one run after the other: each run's
     duration plus :data:`REAL_TIME_SETUP_S`. ``uml`` runs in virtual time: each
     run costs its guest seconds over the measured wall-time ratio at its bottleneck
-    rate plus its samplers (:func:`uml_ratio`), and the runs are shared among up to
-    ``cores`` boots side by side, each paying :data:`UML_BOOT_WALL_S` once.
+    rate (:func:`uml_ratio`), its samplers and a fixed set-up, and the runs are shared
+    among up to ``cores`` boots side by side, each paying :data:`UML_BOOT_WALL_S` once.
     """
     runs = list(runs)
     if not runs:
