@@ -2,6 +2,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
@@ -34,20 +36,50 @@ def test_doctor_prints_every_capability_with_a_fix_for_missing_ones():
 
 
 def test_plan_counts_runs_and_estimates_time():
-    result = tcprepro("plan", "--tier", "paper", "--workdir", "/nonexistent")
+    result = tcprepro("plan", "--tier", "paper", "--workdir", "/nonexistent", "--route", "vm")
     assert result.returncode == 0, result.stderr
     assert "A1: 160 runs, 0 cached, 160 to simulate" in result.stdout
     assert "A3: 320 runs, 0 cached, 320 to simulate" in result.stdout
     assert "D1: 48 runs, 0 cached, 48 to simulate" in result.stdout
     assert "X1: 18 runs, 0 cached, 18 to simulate" in result.stdout
     assert "X1: plus up to 18 emulated runs in real time" in result.stdout
-    assert "total: 3596 simulations to run, about" in result.stdout
+    # X2 (C3.1's cells: 4 protocols x 7 RTTs x 4 buffers) and X3 (D1's 48 cells)
+    assert "total: 3756 simulations to run, about" in result.stdout
     # the budget: core-hours from the measured per-study rates, wall time on --cores, storage
     assert "budget of tier 'paper'" in result.stdout
-    assert re.search(r"study C: 744 runs, .* calibration x[0-9.]+\): [0-9.]+ core-h", result.stdout)
-    assert re.search(r"total: 3596 runs, [0-9.]+ core-h of simulation", result.stdout)
+    assert re.search(r"study C: 856 runs, .* calibration x[0-9.]+\): [0-9.]+ core-h", result.stdout)
+    assert re.search(r"total: 3756 runs, [0-9.]+ core-h of simulation", result.stdout)
     assert re.search(r"on 2 core\(s\): about [0-9.]+ h of wall time", result.stdout)
     assert re.search(r"trace bundle .* about [0-9.]+ GiB as \.tar", result.stdout)
+
+
+def test_plan_estimates_uml_runs_from_the_wall_time_ratio():
+    """On the UML route the estimate follows the measured wall-time ratio at each run's
+    rate and shares the runs among one boot per core."""
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.plan import (
+        UML_BOOT_WALL_S,
+        estimate_emulated_wall_s,
+        uml_ratio,
+    )
+
+    assert uml_ratio(10e6) == pytest.approx(0.74)
+    assert uml_ratio(1e9) == pytest.approx(0.068)
+    assert 0.090 < uml_ratio(300e6) < 0.46  # between the measured rates
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    runs = config.runs("X3", "quick", "mininet")  # 1 Gb/s, 2 s, sampled every 0.1 s
+    one = estimate_emulated_wall_s(runs, "uml", cores=1)
+    two = estimate_emulated_wall_s(runs, "uml", cores=2)
+    assert one - UML_BOOT_WALL_S == pytest.approx(2 * (two - UML_BOOT_WALL_S), rel=0.1)
+    per_run = (one - UML_BOOT_WALL_S) / len(runs)
+    assert (2.0 + 2.0) / 0.068 < per_run < 200  # guest s over the ratio, plus the samplers
+    real_time = estimate_emulated_wall_s(runs, "vm", cores=2)
+    assert real_time == pytest.approx(len(runs) * (2.0 + 30.0))
+    result = tcprepro("plan", "--tier", "quick", "--workdir", "/nonexistent", "--route", "uml")
+    assert result.returncode == 0, result.stderr
+    assert "X3: plus up to 20 emulated runs on the UML route (virtual clock, 2 boot(s)" in (
+        result.stdout
+    )
 
 
 def test_validate_prints_the_resolved_scenario():

@@ -585,6 +585,7 @@ def test_crosscheck_marks_disagreements_flags_and_cells_not_emulated(tmp_path):
     assert crosscheck.summary(table) == {
         "rows": 6,
         "compared": 4,
+        "rtt_compared": 4,
         "util_within": 3,
         "rtt_within": 4,
         "flagged": 0,
@@ -772,3 +773,38 @@ def test_udp_probe_rate_ignores_a_late_end_of_test_message(tmp_path):
     assert udp_received_bps(short, 2.0) == pytest.approx(8 * 600000 / 0.5)
     (tmp_path / "bad.json").write_text("warning: not json")
     assert math.isnan(udp_received_bps(tmp_path / "bad.json", 2.0))
+
+
+def test_crosscheck_compares_a_cells_total_and_bounds_relative_differences(tmp_path):
+    """X2 compares each cell's total utilisation (C3.1's efficiency); X3 also bounds the
+    relative difference, which a window-limited flow doubling its throughput exceeds
+    while staying within the tolerance in percentage points."""
+    from tcprepro.analysis import crosscheck
+
+    # NewReno's upload doubles: 5.2 % of its link in ns-3, 10.4 % emulated
+    ns3 = _combined({"NewReno": (8e6, 0.1e6), "Cubic": (8e6, 1e6)})
+    emulated = _combined(
+        {"NewReno": (8e6, 0.2e6), "Cubic": (7.5e6, 1e6)}, fidelity={"NewReno": 1, "Cubic": 1}
+    )
+    table = crosscheck.compare_figure(
+        ns3, emulated, {"utilisation_pp": 10, "rtt_rel": 0.2, "total_utilisation": True}
+    )
+    rows = table.set_index(["up", "flow"])
+    for up in ("NewReno", "Cubic"):
+        flows = rows.loc[(up, ["down", "up"]), "ns3_util_pct"].sum()
+        assert rows.loc[(up, crosscheck.TOTAL), "ns3_util_pct"] == pytest.approx(flows)
+        assert np.isnan(rows.loc[(up, crosscheck.TOTAL), "ns3_rtt_ms"])
+        assert np.isnan(rows.loc[(up, crosscheck.TOTAL), "rtt_ok"])  # no RTT: not judged
+    assert bool(rows.loc[("NewReno", "up"), "util_ok"])  # doubled, but a few points only
+    counts = crosscheck.summary(table)
+    assert counts["compared"] == 6
+    assert counts["rtt_compared"] == 4
+    strict = crosscheck.compare_figure(
+        ns3, emulated, {"utilisation_pp": 10, "utilisation_rel": 0.2, "rtt_rel": 0.2}
+    )
+    rows = strict.set_index(["up", "flow"])
+    assert rows.loc[("NewReno", "up"), "util_rel"] == pytest.approx(1.0)
+    assert not bool(rows.loc[("NewReno", "up"), "util_ok"])
+    assert bool(rows.loc[("NewReno", "down"), "util_ok"])
+    tex = crosscheck.write_tex(strict, tmp_path / "x.tex", "X9").read_text()
+    assert "20\\% of the ns-3 value" in tex

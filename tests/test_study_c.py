@@ -360,6 +360,16 @@ def test_no_stall_after_a_timeout_under_random_loss(seed):
 def test_study_c_figures_are_in_the_workflow_config():
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert isinstance(config, WorkflowConfig)
-    assert config.figures_of("C") == ["C1", "C2", "C3.1", "C3.2", "C3.3", "C3.4", "C3.5", "C3.6"]
+    assert config.figures_of("C") == [
+        "C1",
+        "C2",
+        "C3.1",
+        "X2",
+        "C3.2",
+        "C3.3",
+        "C3.4",
+        "C3.5",
+        "C3.6",
+    ]
     assert config.outputs("C2") == ["table"]
     assert [config.source(f) for f in ("C2", "C3.2", "C3.5")] == ["C3.1"] * 3

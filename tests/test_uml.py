@@ -144,6 +144,45 @@ def test_cpu_saturation_does_not_flag_a_virtual_time_run_but_a_bad_probe_does():
     assert "probe rate 51%" in report.flags[0]
 
 
+def test_uml_batches_are_shared_among_boots_side_by_side(monkeypatch, tmp_path):
+    """``parallel`` boots run at once on the UML route (never more than the cores), each
+    with its share of the jobs; the results come back in the jobs' order. The boots are
+    stand-ins here: the real ones are the same call (uml.run_batch) per share."""
+    import threading
+
+    from tcprepro.emulation import runner
+
+    assert runner.parallel_boots("uml", 5, 8) == min(5, os.cpu_count() or 1)
+    assert runner.parallel_boots("uml", 5, 1) == 1
+    assert runner.parallel_boots("vm", 5, 8) == 1  # real time: one boot
+    assert runner.parallel_boots("native", 5, 8) == 1
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(
+        runner, "plan_route", lambda *a, **k: capabilities.RouteChoice("uml", "test")
+    )
+    running, peak, boots = [0], [0], []
+    lock = threading.Lock()
+
+    def fake_boot(jobs, log=None, tolerances=None):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+            boots.append([job.output for job in jobs])
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return [{"ok": True, "fidelity_ok": 1, "wall_s": float(job.rep)} for job in jobs]
+
+    monkeypatch.setattr(uml, "run_batch", fake_boot)
+    scenario = _reno_100m()
+    jobs = [runner.EmulationJob(scenario, rep, tmp_path / f"r{rep}.nc") for rep in range(5)]
+    results = runner.emulate_batch(jobs, "uml", parallel=4)
+    assert peak[0] == 2  # two cores: two boots side by side
+    assert sorted(len(share) for share in boots) == [2, 3]
+    assert [r.output for r in results] == [job.output for job in jobs]
+    assert [r.wall_s for r in results] == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
 # ---------------------------------------------------------------------------
 # The built kernel and real boots
 
@@ -356,47 +395,109 @@ def test_a_batch_failing_midway_leaves_nothing_on_the_host(tmp_path, monkeypatch
     assert not (tmp_path / "never.nc").exists()
 
 
-@pytest.mark.slow
-def test_a1_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
-    """Study A's headline cell (A1's 10/2 Mb/s access link, 40-packet uplink buffer,
-    NewReno both ways; X1's first smoke cell, 20 s) in ns-3 and with real Linux TCP in
-    virtual time: utilisation and mean RTT of both flows within X1's stated tolerance."""
+def _crosscheck_smoke(tmp_path, figure, cells=None):
+    """A twin figure's smoke cells in ns-3 and on the UML route (one boot), compared
+    with the figure's stated tolerance; returns the table and the emulated datasets."""
     import pandas as pd
 
     from tcprepro.analysis import crosscheck
     from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.emulated import figure_tool
     from tcprepro.emulation.runner import EmulationJob
     from tcprepro.ns3.backend import run_scenario
     from tcprepro.store import combine_runs, open_dataset, write_dataset
 
     config = load_workflow_config(ROOT / "workflow/config.yaml")
-    [emulated_run] = config.runs("X1", "smoke", "mininet")[:1]
-    [simulated_run] = [
-        r for r in config.runs("X1", "smoke", "ns3") if r.sweep == emulated_run.sweep
-    ]
-    _uml_or_skip(emulated_run.scenario())
-    ns3_path, emu_path = tmp_path / "ns3.nc", tmp_path / "emu.nc"
-    ns3 = run_scenario(
-        simulated_run.scenario(), simulated_run.rep, extra_attrs=simulated_run.attrs()
-    )
-    write_dataset(ns3, ns3_path)
-    [result] = _batch(
-        [EmulationJob(emulated_run.scenario(), emulated_run.rep, emu_path, emulated_run.attrs())]
-    )
-    assert result.ok, result.error
-    tolerance = config.figure("X1")["crosscheck"]
-    table = crosscheck.compare(
-        combine_runs([ns3_path]),
-        combine_runs([emu_path]),
-        tolerance["utilisation_pp"],
-        tolerance["rtt_rel"],
+    emulated_runs = config.runs(figure, "smoke", "mininet")[:cells]
+    sweeps = [run.sweep for run in emulated_runs]
+    simulated_runs = [r for r in config.runs(figure, "smoke", "ns3") if r.sweep in sweeps]
+    assert len(simulated_runs) == len(emulated_runs)
+    for run in emulated_runs:
+        _uml_or_skip(run.scenario())
+    ns3_paths, emu_paths = [], []
+    for i, run in enumerate(simulated_runs):
+        ns3_paths.append(tmp_path / f"ns3-{i}.nc")
+        write_dataset(run_scenario(run.scenario(), run.rep, extra_attrs=run.attrs()), ns3_paths[-1])
+    tool = figure_tool(config, figure)
+    jobs = []
+    for i, run in enumerate(emulated_runs):
+        emu_paths.append(tmp_path / f"emu-{i}.nc")
+        jobs.append(EmulationJob(run.scenario(), run.rep, emu_paths[-1], run.attrs(), tool))
+    for result in _batch(jobs):
+        assert result.ok, result.error
+    table = crosscheck.compare_figure(
+        combine_runs(ns3_paths), combine_runs(emu_paths), config.figure(figure)["crosscheck"]
     )
     table = table[table["ns3_util_pct"].notna()]  # the combined sweep lists the other cells
-    assert len(table) == 2  # the download and the upload of this cell
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         shown = table.round(3).to_string(index=False)
-    print(shown)
+    print(f"{figure}, smoke tier, ns-3 vs UML route:\n{shown}")
+    emulated = [open_dataset(path) for path in emu_paths]
+    for ds in emulated:
+        print(
+            f"{ds.attrs['guest_time_s']} guest s in {ds.attrs['wall_time_s']} wall s (ratio "
+            f"{ds.attrs['wall_time_ratio']}); flags: {ds.attrs['fidelity_flags'] or 'none'}"
+        )
+        assert ds.attrs["route"] == "uml"
+    return table, shown, emulated
+
+
+@pytest.mark.slow
+def test_a1_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
+    """Study A's headline cell (A1's 10/2 Mb/s access link, 40-packet uplink buffer,
+    NewReno both ways; X1's first smoke cell, 20 s) in ns-3 and with real Linux TCP in
+    virtual time: utilisation and mean RTT of both flows within X1's stated tolerance."""
+    table, shown, _ = _crosscheck_smoke(tmp_path, "X1", cells=1)
+    assert len(table) == 2  # the download and the upload of this cell
     assert (table["fidelity"] == "ok").all(), shown
     assert table["util_ok"].all(), shown
     assert table["rtt_ok"].all(), shown
-    assert open_dataset(emu_path).attrs["route"] == "uml"
+
+
+@pytest.mark.slow
+def test_c31_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
+    """C3.1's cell at the paper's 500 Mb/s (X2's smoke cell: two Reno flows, 14 ms RTT,
+    a 1-BDP buffer, 4 s): the efficiency (both flows' utilisation together, C3.1's own
+    metric) and each flow's mean RTT within X2's stated tolerance."""
+    table, shown, _ = _crosscheck_smoke(tmp_path, "X2")
+    assert set(table["flow"]) == {"f1", "f2", "total"}
+    assert (table["fidelity"] == "ok").all(), shown
+    total = table[table["flow"] == "total"]
+    assert total["util_ok"].all(), shown
+    flows = table[table["flow"] != "total"]
+    assert flows["rtt_ok"].all(), shown
+
+
+@pytest.mark.slow
+def test_d1_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
+    """D1's cells at the thesis's real 1 Gb/s and 12 ms RTT (X3's smoke tier: BR 256 KiB,
+    BE 64 KiB and 2 MiB, 2 s), no time scaling. The receive-limited cell (BE 2 MiB) must
+    agree within X3's tolerance in throughput and RTT. In the send-limited cell (BE
+    64 KiB) the two stacks keep different windows for the same request, and the test
+    holds them to it: ns-3's SndBufSize is payload, so FE = BE; Linux doubles SO_SNDBUF
+    (socket(7)) and 6.1 keeps the doubled buffer in flight, FE = 2 BE, hence twice the
+    throughput (outside X3's tolerance, as the table says). RTT agrees in both."""
+    table, shown, emulated = _crosscheck_smoke(tmp_path, "X3")
+    assert len(table) == 2
+    assert (table["fidelity"] == "ok").all(), shown
+    assert table["rtt_ok"].all(), shown
+    rows = table.set_index("send_buffer")
+    assert bool(rows.loc["2MiB", "util_ok"]), shown  # receive-limited: agreement
+    send_limited = rows.loc["64KiB"]
+    assert not bool(send_limited["util_ok"]), shown
+    ratio = send_limited["emu_util_pct"] / send_limited["ns3_util_pct"]
+    assert ratio == pytest.approx(2.0, rel=0.1), shown
+    from tcprepro import metrics
+    from tcprepro.units import parse_size
+
+    for ds in emulated:
+        sweep = json.loads(ds.attrs["sweep"])
+        window = float(ds["unacked_bytes"].where(metrics.window(ds)).mean())
+        limit = parse_size(
+            sweep[{"64KiB": "send_buffer", "2MiB": "recv_buffer"}[sweep["send_buffer"]]]
+        )
+        print(f"BE {sweep['send_buffer']}, BR {sweep['recv_buffer']}: {window:.0f} B in flight")
+        # the window: twice BE where BE limits (Linux's doubled SO_SNDBUF), BR where BR does
+        factor = 2.0 if sweep["send_buffer"] == "64KiB" else 1.0
+        assert window == pytest.approx(factor * limit, rel=0.05)
+        assert ds.attrs["traffic_tool"] == "iperf2"

@@ -90,7 +90,10 @@ def _cmd_emulate_figure(args: argparse.Namespace) -> int:
 
     config = _workflow(args)
     tier = args.tier or config.tier
-    make_emulated_figure(config, args.figure, tier, args.route, args.output)
+    if args.jobs < 1:
+        print(f"--jobs: {args.jobs} is not a positive number of boots", file=sys.stderr)
+        return 2
+    make_emulated_figure(config, args.figure, tier, args.route, args.output, parallel=args.jobs)
     print(f"{args.output}: emulated runs of {args.figure} ({tier} tier) combined")
     return 0
 
@@ -101,11 +104,8 @@ def _cmd_crosscheck(args: argparse.Namespace) -> int:
 
     config = _workflow(args)
     tolerance = config.figure(args.figure)["crosscheck"]
-    table = crosscheck.compare(
-        open_dataset(args.ns3),
-        open_dataset(args.emulated),
-        tolerance["utilisation_pp"],
-        tolerance["rtt_rel"],
+    table = crosscheck.compare_figure(
+        open_dataset(args.ns3), open_dataset(args.emulated), tolerance
     )
     if args.csv:
         crosscheck.write_csv(table, args.csv)
@@ -156,7 +156,13 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
     config = _workflow(args)
     tier = args.tier or config.tier
-    print(plan_report(config, tier, args.cores, Path(args.workdir), args.claim or None))
+    route = args.route or str(config.data.get("emulation_route", "auto"))
+    if route == "auto":  # the route this host takes (emulation_route: auto)
+        from tcprepro.campaign.emulated import decide
+
+        decision = decide(config, tier)
+        route = decision.route if decision.enabled else None
+    print(plan_report(config, tier, args.cores, Path(args.workdir), args.claim or None, route))
     print(budget_report(config, tier, args.cores))
     return 0
 
@@ -360,6 +366,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--figure", required=True)
     p.add_argument("--route", choices=ROUTES, default="auto")
     p.add_argument("-o", "--output", required=True, help="combined emulated dataset (.nc)")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        help="UML route: boots side by side (at most one per core; default 1)",
+    )
     p.set_defaults(func=_cmd_emulate_figure)
 
     p = sub.add_parser("crosscheck", help="compare a figure's ns-3 and emulated datasets")
@@ -400,6 +413,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--claim",
         action="append",
         help="verify tier: only the cells this claim reads (repeatable, e.g. --claim B-c1)",
+    )
+    p.add_argument(
+        "--route",
+        choices=ROUTES,
+        help="emulation route to estimate the emulated runs for (default: the config's "
+        "emulation_route; auto: the route this host takes)",
     )
     p.set_defaults(func=_cmd_plan)
 

@@ -111,5 +111,21 @@ def plan_cores():
     return settings.cores or settings.nodes or 1
 
 
+def emulation_threads(wildcards):
+    """Cores of a figure's emulation job: on the UML route one boot per core side by
+    side (at most one per run); natively and in the VM, one (real time)."""
+    if not EMULATION.parallel:
+        return 1
+    runs = emulated_runs(WORKFLOW, wildcards.figure, TIER, EMULATION.route)
+    return max(1, min(plan_cores(), len(runs)))
+
+
 onstart:
-    print(plan_report(WORKFLOW, TIER, plan_cores()))
+    print(
+        plan_report(
+            WORKFLOW,
+            TIER,
+            plan_cores(),
+            route=EMULATION.route if EMULATION.enabled else None,
+        )
+    )

@@ -1,10 +1,11 @@
 # Emulation rules (tcprepro.emulation): a figure whose config block lists
 # `backends: [ns3, mininet]` is also run with real Linux TCP in Mininet, natively
 # (needs root), inside User-mode Linux with a virtual clock, or inside a full-kernel
-# VM (virtme-ng), then compared with ns-3. Emulations share the host's kernel or
-# cores: one job at a time per host (resource `emulation`, which the profiles grant
-# once), always on this machine (localrules). One job per figure, so the UML and VM
-# routes boot once per batch;
+# VM (virtme-ng), then compared with ns-3. Native and VM emulations run in real time
+# and share the host's kernel or cores: one job at a time per host (resource
+# `emulation`, which the profiles grant once). In virtual time (UML) a busy host
+# changes nothing: the job takes one core per boot, up to every core (threads), and
+# no `emulation` slot. Always on this machine (localrules). One job per figure;
 # inside it each run is cached under data/emulated/ by its own cache key (kernel,
 # iperf3, route, scenario), and only changed runs are redone.
 
@@ -20,8 +21,9 @@ rule emulate_figure:
         "data/combined/emulated/{figure}.nc",
     log:
         "data/logs/emulate/{figure}.log",
+    threads: emulation_threads
     resources:
-        emulation=1,
+        emulation=0 if EMULATION.parallel else 1,
     params:
         tier=TIER,
         route=EMULATION.route,
@@ -30,7 +32,7 @@ rule emulate_figure:
         "Emulating {wildcards.figure} (native needs root; or the UML or VM route)"
     shell:
         "tcprepro emulate-figure --tier {params.tier} --figure {wildcards.figure} "
-        "--route {params.route} -o {output} > {log} 2>&1"
+        "--route {params.route} --jobs {threads} -o {output} > {log} 2>&1"
 
 
 rule crosscheck_table:

@@ -5,7 +5,9 @@ combined emulated dataset, cell by cell and flow by flow: utilisation of each
 direction (percent of each backend's own goodput capacity, mean over
 repetitions) and mean RTT, the differences, and whether each lies within the
 figure's stated tolerance (``crosscheck`` in ``workflow/config.yaml``:
-percentage points of utilisation, relative RTT difference). Emulated cells
+percentage points of utilisation, relative RTT difference). A figure whose own
+metric is the link's efficiency (C3.1) also compares each cell's total
+utilisation, all flows together (row ``flow = "total"``, no RTT). Emulated cells
 that the fidelity gate flagged are marked, never silently counted as agreeing
 or disagreeing. :func:`tcprepro.plotting.crosscheck_scatter` draws the table.
 """
@@ -14,7 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,33 +27,61 @@ import xarray as xr
 from tcprepro import metrics
 from tcprepro.latex import escape as tex
 
-__all__ = ["compare", "summary", "write_csv", "write_tex"]
+__all__ = ["TOTAL", "compare", "compare_figure", "summary", "write_csv", "write_tex"]
+
+#: the ``flow`` of a cell's total-utilisation row
+TOTAL = "total"
 
 
-def _cells(ds: xr.Dataset, backend: str) -> pd.DataFrame:
-    util = (metrics.utilisation(ds) * 100.0).mean("rep").rename(f"{backend}_util_pct")
+def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
+    per_flow = metrics.utilisation(ds) * 100.0
+    util = per_flow.mean("rep").rename(f"{backend}_util_pct")
     rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep").rename(f"{backend}_rtt_ms")
-    keep = [*json.loads(ds.attrs["sweep_dims"]), "flow"]
+    dims = json.loads(ds.attrs["sweep_dims"])
+    keep = [*dims, "flow"]
     frame = xr.merge([util, rtt]).to_dataframe(dim_order=keep).reset_index()
-    return frame[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]
+    frame = frame[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]
+    if total:
+        # every flow of the cell together: its efficiency when the flows share one link
+        summed = per_flow.sum("flow", min_count=1).mean("rep").rename(f"{backend}_util_pct")
+        rows = (
+            summed.to_dataframe(dim_order=dims).reset_index()
+            if dims
+            else pd.DataFrame({f"{backend}_util_pct": [float(summed)]})
+        )
+        rows["flow"] = TOTAL
+        rows[f"{backend}_rtt_ms"] = np.nan
+        frame = pd.concat([frame, rows[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]])
+        frame = frame.reset_index(drop=True)
+    return frame
 
 
 def compare(
-    ns3: xr.Dataset, emulated: xr.Dataset | None, utilisation_pp: float, rtt_rel: float
+    ns3: xr.Dataset,
+    emulated: xr.Dataset | None,
+    utilisation_pp: float,
+    rtt_rel: float,
+    total: bool = False,
+    utilisation_rel: float | None = None,
 ) -> pd.DataFrame:
     """One row per (cell, flow): both backends' utilisation and RTT, differences, verdicts.
 
     ``fidelity`` is ``ok``, ``flagged`` (a repetition failed the fidelity gate)
     or ``not run`` (the route's kernel does not offer a variant of the cell).
+    With ``total``, each cell also has a row ``flow = "total"``: the sum of its
+    flows' utilisations (no RTT; ``rtt_ok`` is missing there). With
+    ``utilisation_rel``, a utilisation must also lie within that relative
+    difference (a window-limited flow using a few percent of the link can double
+    its throughput within a tolerance in percentage points).
     """
     dims = json.loads(ns3.attrs["sweep_dims"])
-    left = _cells(ns3, "ns3")
+    left = _cells(ns3, "ns3", total)
     if emulated is None:  # nothing emulated (yet): every row "not run"
         right = left.rename(columns={"ns3_util_pct": "emu_util_pct", "ns3_rtt_ms": "emu_rtt_ms"})
         right[["emu_util_pct", "emu_rtt_ms"]] = np.nan
         emulated = xr.Dataset()
     else:
-        right = _cells(emulated, "emu")
+        right = _cells(emulated, "emu", total)
     table = left.merge(right, on=[*dims, "flow"], how="left")
     if "fidelity_ok" in emulated:
         gate = emulated["fidelity_ok"].min("rep").to_dataframe().reset_index()
@@ -59,36 +91,73 @@ def compare(
     table["diff_pp"] = table["emu_util_pct"] - table["ns3_util_pct"]
     table["rtt_diff_rel"] = table["emu_rtt_ms"] / table["ns3_rtt_ms"] - 1.0
     ran = table["emu_util_pct"].notna()
-    table["util_ok"] = (table["diff_pp"].abs() <= utilisation_pp).where(ran)
-    table["rtt_ok"] = (table["rtt_diff_rel"].abs() <= rtt_rel).where(ran)
+    table["util_rel"] = table["emu_util_pct"] / table["ns3_util_pct"] - 1.0
+    within = table["diff_pp"].abs() <= utilisation_pp
+    if utilisation_rel is not None:
+        within &= table["util_rel"].abs() <= utilisation_rel
+    table["util_ok"] = within.where(ran)
+    table["rtt_ok"] = (table["rtt_diff_rel"].abs() <= rtt_rel).where(
+        ran & table["rtt_diff_rel"].notna()
+    )
     table["fidelity"] = np.where(
         ~ran, "not run", np.where(table["fidelity_ok"] == 1, "ok", "flagged")
     )
-    table.attrs.update({"utilisation_pp": utilisation_pp, "rtt_rel": rtt_rel})
+    table.attrs.update(
+        {"utilisation_pp": utilisation_pp, "rtt_rel": rtt_rel, "utilisation_rel": utilisation_rel}
+    )
     table.attrs["provenance"] = _provenance(emulated)
     return table
 
 
+def compare_figure(
+    ns3: xr.Dataset, emulated: xr.Dataset | None, tolerance: Mapping[str, Any]
+) -> pd.DataFrame:
+    """:func:`compare` with a figure's ``crosscheck`` block of ``workflow/config.yaml``."""
+    return compare(
+        ns3,
+        emulated,
+        float(tolerance["utilisation_pp"]),
+        float(tolerance["rtt_rel"]),
+        total=bool(tolerance.get("total_utilisation", False)),
+        utilisation_rel=(
+            float(tolerance["utilisation_rel"]) if "utilisation_rel" in tolerance else None
+        ),
+    )
+
+
 def _provenance(emulated: xr.Dataset) -> str:
-    """Route, kernel, accelerator and iperf3 of the emulated runs (for the caption)."""
+    """Route, kernel, accelerator and traffic tools of the emulated runs (for the caption)."""
     if "run_kernel" not in emulated:
         return ""
     kernels = sorted({str(k) for k in emulated["run_kernel"].values.ravel() if k})
     parts = [f"{emulated.attrs.get('route', '?')} route", f"kernel {', '.join(kernels)}"]
     if "vm_accel" in emulated.attrs:
         parts.append(f"QEMU {str(emulated.attrs['vm_accel']).upper()}")
-    parts.append(f"iperf3 {emulated.attrs.get('iperf3_version', '?')}")
+    tool = str(emulated.attrs.get("traffic_tool", "iperf3"))
+    if tool == "iperf3":
+        parts.append(f"iperf3 {emulated.attrs.get('iperf3_version', '?')}")
+    else:  # iperf 2 sends the TCP flows; iperf3 still sends the gate's UDP probe
+        version = emulated.attrs.get("traffic_tool_version", "?")
+        parts.append(
+            f"{tool} {version} (probe: iperf3 {emulated.attrs.get('iperf3_version', '?')})"
+        )
     return ", ".join(parts)
 
 
 def summary(table: pd.DataFrame) -> dict[str, int]:
-    """Counts: rows compared, within tolerance (utilisation, RTT), flagged, not run."""
+    """Counts: rows compared, within tolerance (utilisation, RTT), flagged, not run.
+
+    ``compared`` counts the rows that passed the gate, ``rtt_compared`` those of
+    them that have an RTT (a cell's total row has none).
+    """
     usable = table[table["fidelity"] == "ok"]
+    with_rtt = usable[usable["rtt_ok"].notna()]
     return {
         "rows": len(table),
         "compared": len(usable),
+        "rtt_compared": len(with_rtt),
         "util_within": int(usable["util_ok"].astype(bool).sum()),
-        "rtt_within": int(usable["rtt_ok"].astype(bool).sum()),
+        "rtt_within": int(with_rtt["rtt_ok"].astype(bool).sum()),
         "flagged": int((table["fidelity"] == "flagged").sum()),
         "not_run": int((table["fidelity"] == "not run").sum()),
     }
@@ -117,14 +186,18 @@ def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) ->
     dims = [c for c in table.columns if c not in _VALUE_COLUMNS]
     counts = summary(table)
     tol_pp, tol_rtt = table.attrs["utilisation_pp"], table.attrs["rtt_rel"]
+    tol_rel = table.attrs.get("utilisation_rel")
+    tol_util = rf"$\pm${tol_pp:g} percentage points" + (
+        rf" and $\pm${tol_rel * 100:g}\% of the ns-3 value" if tol_rel is not None else ""
+    )
     head = " & ".join(tex(d) for d in dims)
     lines = [
         r"\begingroup\small",
         r"\begin{longtable}{@{}" + "l" * len(dims) + "rrrrrrl@{}}",
         rf"\caption{{\textbf{{{tex(figure)}.}} ns-3 vs emulation (Mininet, real Linux TCP): "
-        rf"utilisation (\%) and mean RTT (ms) per flow. Tolerance: $\pm${tol_pp:g} percentage "
-        rf"points, $\pm${tol_rtt * 100:g}\% RTT. Within tolerance: {counts['util_within']} of "
-        rf"{counts['compared']} utilisations, {counts['rtt_within']} of {counts['compared']} "
+        rf"utilisation (\%) and mean RTT (ms) per flow. Tolerance: {tol_util}, "
+        rf"$\pm${tol_rtt * 100:g}\% RTT. Within tolerance: {counts['util_within']} of "
+        rf"{counts['compared']} utilisations, {counts['rtt_within']} of {counts['rtt_compared']} "
         rf"RTTs among runs that passed the fidelity gate; {counts['flagged']} rows flagged by the "
         rf"gate, {counts['not_run']} not run (variant not offered by the kernel). "
         rf"Emulation: {tex(table.attrs.get('provenance', ''))}.}}"
@@ -163,6 +236,7 @@ _VALUE_COLUMNS = {
     "emu_rtt_ms",
     "fidelity_ok",
     "diff_pp",
+    "util_rel",
     "rtt_diff_rel",
     "util_ok",
     "rtt_ok",

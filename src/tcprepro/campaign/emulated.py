@@ -52,6 +52,14 @@ class EmulationDecision:
         return [f for f in figures if f not in self.figures_skipped]
 
     @property
+    def parallel(self) -> bool:
+        """True when emulation jobs may run side by side, one UML boot per core.
+
+        In virtual time a busy host does not change the results.
+        """
+        return self.enabled and self.route == "uml"
+
+    @property
     def summary(self) -> str:
         """One line for the log and the paper."""
         if self.enabled:
@@ -180,8 +188,12 @@ def make_emulated_figure(
     *,
     workdir: Path = Path("."),
     log: TextIO = sys.stderr,
+    parallel: int = 1,
 ) -> Path:
     """Emulate the figure's missing runs (one batch), then combine every run into ``output``.
+
+    On the UML route the batch is shared out among up to ``parallel`` boots side by
+    side (:func:`tcprepro.emulation.runner.emulate_batch`).
 
     Raises
     ------
@@ -219,7 +231,7 @@ def make_emulated_figure(
         )
         for run in todo
     ]
-    results = emulate_batch(jobs, route, log=log)
+    results = emulate_batch(jobs, route, log=log, parallel=parallel)
     failed = [r for r in results if not r.ok]
     if failed:
         raise TcpreproError(

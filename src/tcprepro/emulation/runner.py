@@ -6,14 +6,19 @@ once for the whole batch (:func:`tcprepro.emulation.capabilities.choose_route`,
 refusing up front with every missing capability), then runs them one after the
 other here (native), inside one UML boot with a virtual clock
 (:mod:`tcprepro.emulation.uml`) or inside one VM boot (:mod:`tcprepro.emulation.vm`).
-Each dataset is written atomically; a failed job writes nothing.
+On the UML route a batch may be split into several boots running side by side
+(``parallel``, at most one per core: a UML instance uses one core, and its
+virtual clock makes its results independent of how busy the host is). Each
+dataset is written atomically; a failed job writes nothing.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,7 +27,7 @@ from tcprepro.emulation import capabilities
 from tcprepro.emulation.fidelity import Tolerances
 from tcprepro.scenario import Scenario
 
-__all__ = ["EmulationJob", "JobResult", "emulate_batch", "plan_route"]
+__all__ = ["EmulationJob", "JobResult", "emulate_batch", "parallel_boots", "plan_route"]
 
 
 @dataclass(frozen=True)
@@ -67,16 +72,65 @@ def emulate_batch(
     probe_s: float = 2.0,
     tolerances: Tolerances | None = None,
     log: TextIO = sys.stderr,
+    parallel: int = 1,
 ) -> list[JobResult]:
-    """Run every job on one route (one boot for the whole batch on the UML and VM routes)."""
+    """Run every job on one route (one boot for the whole batch on the UML and VM routes).
+
+    With ``parallel`` > 1 on the UML route, the jobs are shared out among up to
+    ``parallel`` boots (never more than the host's cores) that run side by side;
+    the native and VM routes run in real time and keep one batch.
+    """
     if not jobs:
         return []
     choice = plan_route([job.scenario for job in jobs], route, [job.tool for job in jobs])
     tolerances = tolerances or Tolerances()
-    print(f"emulation: {len(jobs)} run(s) on the {choice.route} route ({choice.reason})", file=log)
+    boots = parallel_boots(choice.route, len(jobs), parallel)
+    print(
+        f"emulation: {len(jobs)} run(s) on the {choice.route} route ({choice.reason})"
+        + (f", {boots} boots side by side" if boots > 1 else ""),
+        file=log,
+    )
     route_attrs = {"route_reason": choice.reason}
     if choice.route == "native":
         return [_native(job, probe_s, tolerances, route_attrs, log) for job in jobs]
+    if boots > 1:
+        shares = [list(range(i, len(jobs), boots)) for i in range(boots)]
+        with ThreadPoolExecutor(max_workers=boots) as pool:
+            parts = list(
+                pool.map(
+                    lambda share: _boot(
+                        [jobs[i] for i in share], choice, probe_s, tolerances, route_attrs, log
+                    ),
+                    shares,
+                )
+            )
+        ordered: dict[int, JobResult] = {}
+        for share, results in zip(shares, parts, strict=True):
+            ordered.update(zip(share, results, strict=True))
+        return [ordered[i] for i in range(len(jobs))]
+    return _boot(jobs, choice, probe_s, tolerances, route_attrs, log)
+
+
+def parallel_boots(route: str, jobs: int, parallel: int) -> int:
+    """How many boots run a batch of ``jobs``.
+
+    On the UML route up to ``parallel`` and the host's cores (one UML instance uses
+    one core); on the native and VM routes (real time), one.
+    """
+    if route != "uml":
+        return 1
+    return max(1, min(parallel, jobs, os.cpu_count() or 1))
+
+
+def _boot(
+    jobs: Sequence[EmulationJob],
+    choice: capabilities.RouteChoice,
+    probe_s: float,
+    tolerances: Tolerances,
+    route_attrs: dict[str, Any],
+    log: TextIO,
+) -> list[JobResult]:
+    """One UML or VM boot running ``jobs`` one after the other."""
     from tcprepro.emulation import uml, vm
 
     vm_jobs = [

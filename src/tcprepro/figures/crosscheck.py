@@ -22,12 +22,15 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     """
     tol_pp, tol_rtt = table.attrs["utilisation_pp"], table.attrs["rtt_rel"]
     fig, (ax_util, ax_rtt) = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 3.2), layout="constrained")
-    colours = {"up": "#4c72b0", "down": "#dd8452"}
+    colours = {"up": "#4c72b0", "down": "#dd8452", "total": "black"}
+    others = iter(plt.get_cmap("tab10").colors[2:])
     ran = table[table["fidelity"] != "not run"]
     for flow, group in ran.groupby("flow"):
-        colour = colours.get(str(flow), "0.3")
+        colour = colours.get(str(flow)) or next(others, "0.3")
+        marker = "D" if str(flow) == "total" else "o"  # a cell's flows together (efficiency)
         for flagged, part in group.groupby(group["fidelity"] == "flagged"):
             style = {"facecolors": "none", "edgecolors": colour} if flagged else {"color": colour}
+            style["marker"] = marker
             label = f"{flow}{' (flagged)' if flagged else ''}"
             ax_util.scatter(part["ns3_util_pct"], part["emu_util_pct"], label=label, **style)
             ax_rtt.scatter(part["ns3_rtt_ms"], part["emu_rtt_ms"], label=label, **style)
@@ -46,9 +49,10 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     handles, labels = ax_util.get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside right center")
-    not_run = int((table["fidelity"] == "not run").sum())
-    flagged = int((table["fidelity"] == "flagged").sum())
-    note = f"{len(ran)} flows emulated; {flagged} flagged by the fidelity gate (hollow)"
+    not_run = int(((table["fidelity"] == "not run") & (table["flow"] != "total")).sum())
+    flagged = int(((table["fidelity"] == "flagged") & (table["flow"] != "total")).sum())
+    flows = ran[ran["flow"] != "total"]
+    note = f"{len(flows)} flows emulated; {flagged} flagged by the fidelity gate (hollow)"
     if not_run:
         note += f"; {not_run} not emulated (variant not offered by the kernel)"
     if ran.empty:
