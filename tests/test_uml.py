@@ -102,6 +102,21 @@ def test_the_boot_has_the_virtual_clock_and_init_powers_off(tmp_path):
     assert script.rstrip().endswith("while :; do sleep 3600; done")  # never exits
 
 
+def test_a_checkout_under_tmp_is_mounted_back_in_the_guest(tmp_path, monkeypatch):
+    """The guest's /tmp is a tmpfs: a virtualenv and checkout under /tmp (a CI runner's
+    clone) are mounted back read-only at their own paths, nested ones once."""
+    needed = [Path("/tmp/ci/.venv"), Path("/tmp/ci/src"), Path("/tmp/ci/src/x"), Path("/usr")]
+    monkeypatch.setattr(uml, "_needed_host_paths", lambda: needed)
+    assert uml.remounted_paths() == [Path("/tmp/ci/.venv"), Path("/tmp/ci/src")]
+    script = uml.init_script(tmp_path, ["python", "-m", "x"], "6.1-uml-abc")
+    tmpfs = script.index("mount -t tmpfs tmpfs /tmp")
+    for path in ("/tmp/ci/.venv", "/tmp/ci/src"):
+        line = f"mount -r -t hostfs -o {path} none {path}"
+        assert script.index(line) > tmpfs
+    assert "/tmp/ci/src/x" not in script
+    assert "hostfs -o /usr" not in script
+
+
 def test_auto_prefers_uml_when_native_lacks_netem(monkeypatch):
     needs = capabilities.Needs(("htb", "netem"), ("reno",))
     lack = capabilities.Missing("qdisc netem", "the kernel has no netem qdisc", "")
