@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from tcprepro.emulation import umlkernel
+from tcprepro.emulation.vm import move_into_place
 from tcprepro.errors import CapabilityError
 
 __all__ = [
@@ -314,18 +315,6 @@ def timed_attrs(guest_s: float, wall_s: float) -> dict[str, Any]:
     }
 
 
-def _move_into_place(source: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    try:
-        shutil.copyfile(source, tmp)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the boot's process group (UML's kernel and every guest process)."""
     with contextlib.suppress(ProcessLookupError):
@@ -448,7 +437,7 @@ def run_batch(
             raise CapabilityError(f"the UML guest never reported (exit {proc.returncode}):\n{tail}")
         for job, status in zip(jobs, statuses, strict=True):
             if status.get("ok"):
-                _move_into_place(folder / Path(status["output"]).name, Path(job.output))
+                move_into_place(folder / Path(status["output"]).name, Path(job.output))
         return statuses
     finally:
         if proc is not None and proc.poll() is None:

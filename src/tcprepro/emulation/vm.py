@@ -43,7 +43,15 @@ import tcprepro
 from tcprepro.emulation.fidelity import CpuMonitor, Tolerances
 from tcprepro.errors import CapabilityError
 
-__all__ = ["VmJob", "VmKernel", "accelerator", "find_kernel", "find_program", "run_batch"]
+__all__ = [
+    "VmJob",
+    "VmKernel",
+    "accelerator",
+    "find_kernel",
+    "find_program",
+    "move_into_place",
+    "run_batch",
+]
 
 #: seconds a TCG boot may take before the batch is declared failed
 BOOT_TIMEOUT_S = 300.0
@@ -187,7 +195,8 @@ class VmJob:
     options: dict[str, Any]
 
 
-def _move_into_place(source: Path, dest: Path) -> None:
+def move_into_place(source: Path, dest: Path) -> None:
+    """Copy a guest's dataset to ``dest`` atomically (temporary file, fsync, rename)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
     try:
@@ -314,7 +323,7 @@ def run_batch(
             if status.get("ok"):
                 flagged = _add_host_cpu(Path(status["output"]), host_cpu, tolerances)
                 status["fidelity_ok"] = int(status.get("fidelity_ok", 0) and not flagged)
-                _move_into_place(Path(status["output"]), Path(job.output))
+                move_into_place(Path(status["output"]), Path(job.output))
         return statuses
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
