@@ -203,3 +203,23 @@ def test_plan_of_one_claim_and_its_errors(config_data, capsys):
     assert "no claim B-c99" in capsys.readouterr().err
     assert main(["plan", "--tier", "quick", "--claim", "B-c1"]) == 2
     assert "verify-tier plan" in capsys.readouterr().err
+
+
+def test_verify_claims_restricts_the_verify_tier_to_those_claims_cells(config_data):
+    from tcprepro.campaign.runs import cell_name
+    from tcprepro.claims import load_registry
+    from tcprepro.claims.regime import claim_cells
+
+    data = {**config_data, "tier": "verify", "verify_claims": ["B-c1", "B-c10"]}
+    config = validate_workflow_config(data, SCHEMA)
+    wanted: dict[str, set[str]] = {}
+    for claim in load_registry():
+        if claim.id in ("B-c1", "B-c10"):
+            for figure, cells in claim_cells(claim.cells).items():
+                wanted.setdefault(figure, set()).update(cell_name(c) for c in cells)
+    ran = {f: {run.cell for run in config.runs(f)} for f in config.simulated_figures}
+    assert {f for f, cells in ran.items() if cells} == set(wanted) == {"B5.1", "B5.20"}
+    assert all(ran[f] == wanted[f] for f in wanted)
+    bad = validate_workflow_config({**data, "verify_claims": ["B-c1", "Z-c9"]}, SCHEMA)
+    with pytest.raises(ConfigError, match="verify_claims: no claim Z-c9"):
+        bad.runs("B5.1")

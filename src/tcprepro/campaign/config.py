@@ -64,6 +64,25 @@ class WorkflowConfig:
         return str(self.data.get("tier", "quick"))
 
     @property
+    def verify_claims(self) -> list[str] | None:
+        """Claim ids the verify tier is restricted to (``verify_claims:``; None: every claim).
+
+        An id the claims registry does not have is a ConfigError naming it.
+        """
+        wanted = self.data.get("verify_claims")
+        if not wanted:
+            return None
+        from tcprepro.claims import load_registry
+
+        known = {claim.id for claim in load_registry()}
+        unknown = [c for c in wanted if c not in known]
+        if unknown:
+            raise ConfigError(
+                f"verify_claims: no claim {', '.join(map(str, unknown))} in the claims registry"
+            )
+        return [str(c) for c in wanted]
+
+    @property
     def figures(self) -> list[str]:
         """Figure ids in config order."""
         return list(self.data["figures"])
@@ -162,7 +181,7 @@ class WorkflowConfig:
             return {}
         sweep = self.figure(figure).get("sweep", {})
         if (tier or self.tier) == "verify":
-            cells = self.claim_cells(figure)
+            cells = self.claim_cells(figure, self.verify_claims)
             return {
                 dim: [v for v in self._all_values(figure, dim) if any(c[dim] == v for c in cells)]
                 for dim in sweep
@@ -237,7 +256,9 @@ class WorkflowConfig:
         The verify tier's cells are those the claims read (:meth:`claim_cells`).
         """
         if (tier or self.tier) == "verify":
-            return self.claim_cells(figure) if "data" not in self.figure(figure) else []
+            if "data" in self.figure(figure):
+                return []
+            return self.claim_cells(figure, self.verify_claims)
         values = self.sweep_values(figure, tier)
         return [dict(zip(values, combo, strict=True)) for combo in product(*values.values())]
 
