@@ -21,6 +21,12 @@ print(f"tcprepro: {EMULATION.summary}", file=sys.stderr)
 FIGURES = EMULATION.keep(WORKFLOW.figures)
 SIMULATED = [f for f in WORKFLOW.simulated_figures if f in FIGURES]
 STUDIES = WORKFLOW.studies()
+# the studies the claims tables judge: all, but in a verify build only those it runs cells of
+JUDGED_STUDIES = [
+    s
+    for s in STUDIES
+    if TIER != "verify" or any(WORKFLOW.runs(f, TIER) for f in WORKFLOW.figures_of(s))
+]
 # The rules that draw, judge or write the paper's inputs take the library's digest as a
 # parameter: Snakemake reruns them when tcprepro's code changes (a run's own cache key
 # covers the simulations).
