@@ -12,6 +12,7 @@ from tcprepro.traffic import (
     calibrate,
     expand_packets,
     expand_transfers,
+    size_law_cdf,
     size_law_mean,
     size_law_sample,
 )
@@ -206,3 +207,31 @@ def test_a3_load_of_one_run_is_that_of_a_heavy_tail():
     low, high = np.percentile(loads, [10, 90])
     assert low == pytest.approx(0.13, abs=0.03)
     assert high == pytest.approx(1.05, abs=0.15)
+
+
+@pytest.mark.parametrize(
+    ("law", "pareto_min"),
+    [
+        (SizeLaw(law="exponential", mean="200kB"), None),
+        (SizeLaw(law="pareto", alpha=2.5, mean="50kB"), None),
+        (SizeLaw(law="zipf", alpha=1.7, max="1GB"), 40e3),
+    ],
+)
+def test_size_law_cdf_is_the_law_the_sampler_draws(law, pareto_min):
+    sizes = size_law_sample(law, np.random.default_rng(5), 50_000, pareto_min)
+    assert stats.kstest(sizes, lambda x: size_law_cdf(law, x, pareto_min)).pvalue > 0.01
+    points = np.array([1e3, 3e4, 1e5, 1e6, 1e8])
+    empirical = (sizes[:, None] <= points[None, :]).mean(axis=0)
+    assert size_law_cdf(law, points, pareto_min) == pytest.approx(empirical, abs=0.01)
+
+
+def test_size_law_cdf_closed_forms():
+    assert size_law_cdf(SizeLaw(law="fixed", size="2kB"), [1999.0, 2000.0]).tolist() == [0, 1]
+    exponential = SizeLaw(law="exponential", mean="200kB")
+    assert size_law_cdf(exponential, 200e3) == pytest.approx(1 - np.exp(-1))
+    # bounded Pareto of index 2 on [10 kB, 40 kB]: (1 - (10/s)^2) / (1 - (10/40)^2)
+    bounded = SizeLaw(law="pareto", alpha=2.0, min="10kB", max="40kB")
+    assert size_law_cdf(bounded, [5e3, 20e3, 50e3]) == pytest.approx([0, 0.75 / 0.9375, 1])
+    # the zipf law's index is 1/alpha, its scale the solved one when given
+    zipf = SizeLaw(law="zipf", alpha=2.0, max="1MB")
+    assert size_law_cdf(zipf, 4e4, pareto_min=1e4) == pytest.approx(0.5 / (1 - 0.1))

@@ -54,6 +54,7 @@ __all__ = [
     "calibrate",
     "expand_packets",
     "expand_transfers",
+    "size_law_cdf",
     "size_law_mean",
     "size_law_sample",
 ]
@@ -159,6 +160,36 @@ def size_law_sample(
             ratio = (low / float(law.max)) ** alpha
             values = low / (1.0 - u * (1.0 - ratio)) ** (1.0 / alpha)
     return np.maximum(1, np.rint(values)).astype(np.int64)
+
+
+def size_law_cdf(
+    law: SizeLaw, sizes: np.ndarray | float, pareto_min: float | None = None
+) -> np.ndarray:
+    """P(S <= s) of a calibrated law before rounding, at each of ``sizes`` (bytes).
+
+    The law :func:`size_law_sample` draws from (its scale resolved the same way);
+    sizes are then rounded to whole bytes, so a drawn size is at most ``n`` bytes
+    with the probability of ``size_law_cdf(law, n + 0.5)`` (sizes of 1 byte aside).
+    """
+    s = np.asarray(sizes, dtype=float)
+    if law.law == "fixed":
+        return (s >= float(law.size)).astype(float)
+    if law.law == "exponential":
+        return -np.expm1(-np.maximum(s, 0.0) / float(law.mean))
+    alpha = float(law.tail_index)
+    high = None if law.max is None else float(law.max)
+    if pareto_min is not None:
+        low = pareto_min
+    elif law.min is not None:
+        low = float(law.min)
+    else:
+        low = _pareto_min_for_mean(alpha, float(law.mean), high)
+    clipped = np.clip(s, low, np.inf if high is None else high)
+    tail = (low / clipped) ** alpha  # P(S > s) of the unbounded law
+    if high is None:
+        return 1.0 - tail
+    ratio = (low / high) ** alpha
+    return (1.0 - tail) / (1.0 - ratio)
 
 
 def bottleneck_rate_bps(scenario: Scenario, name: str) -> float:

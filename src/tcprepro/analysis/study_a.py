@@ -3,6 +3,12 @@
 A1/A2 combined datasets have dimensions ``up``, ``down`` (the two directions'
 variants) and ``rep``; A3/A4 add the transfers of the web traffic. Cells whose runs
 are missing (pending models) are NaN.
+
+The transfers of A3/A4 are drawn from a random stream seeded by the scenario, the
+repetition and the generator (:mod:`tcprepro.traffic`), so every cell of one
+repetition and load usually draws the same transfers. What was *drawn* (the size
+histogram, the offered load) is therefore counted over distinct draws
+(:func:`distinct_draws`): runs whose transfers are identical count once.
 """
 
 from __future__ import annotations
@@ -13,16 +19,26 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from tcprepro import metrics
+from tcprepro import metrics, traffic
+from tcprepro.analysis.common import (
+    generator_calibration,
+    run_configs,
+    run_scenario,
+    transfers_offered_load,
+)
 
 __all__ = [
     "SIZE_CLASSES",
     "cell_mechanism",
     "cell_table",
+    "distinct_draws",
+    "drawn_size_summary",
     "matched_mean",
+    "measured_offered_load",
     "pick",
     "response_summary",
     "response_times",
+    "size_histogram",
 ]
 
 
@@ -126,3 +142,131 @@ def response_summary(ds: xr.Dataset, load: float) -> pd.DataFrame:
             row[f"mean_s_{name}"] = float(part["response_s"].mean()) if len(part) else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _run_dims(ds: xr.Dataset) -> list[str]:
+    """The dimensions that tell runs apart: the sweep dimensions and ``rep``."""
+    return [str(d) for d in ds["transfer_start_s"].dims if d != "transfer"]
+
+
+def _runs(ds: xr.Dataset, generator: str) -> pd.DataFrame:
+    """One row per run present, with the number of the transfers it drew.
+
+    Columns: its sweep values and ``rep``, its resolved scenario (``config``) and
+    ``draw`` (runs with identical transfers of ``generator``, the same arrival times and
+    sizes, share one number).
+    """
+    dims = _run_dims(ds)
+    configs = run_configs(ds)
+    if dims:
+        runs = configs.rename("config").to_dataframe().reset_index()[[*dims, "config"]]
+    else:
+        runs = pd.DataFrame({"config": [str(configs.item())]})
+    runs = runs[runs["config"].str.startswith("{")].reset_index(drop=True)
+    table = metrics.transfer_table(ds)
+    table = table[table["generator"] == generator]
+    keys: dict[tuple[object, ...], int] = {}
+    draws = []
+    grouped = dict(list(table.groupby(dims, sort=False))) if dims else {(): table}
+    for _, run in runs.iterrows():
+        part = grouped.get(tuple(run[d] for d in dims), table.iloc[:0]).sort_values("start_s")
+        key = (tuple(part["start_s"].round(9)), tuple(part["size_bytes"]))
+        draws.append(keys.setdefault(key, len(keys)))
+    runs["draw"] = draws
+    return runs
+
+
+def distinct_draws(ds: xr.Dataset, generator: str = "web") -> pd.DataFrame:
+    """The transfers of ``generator`` that were drawn, each distinct draw once.
+
+    The rows of :func:`tcprepro.metrics.transfer_table` for the first run of each draw
+    (see the module docstring), with the run's ``draw`` number, ``shared_by`` (how many
+    runs drew these transfers) and ``config`` (its resolved scenario).
+    """
+    runs = _runs(ds, generator)
+    dims = _run_dims(ds)
+    shared = runs.groupby("draw")["draw"].transform("size").rename("shared_by")
+    first = runs.assign(shared_by=shared).drop_duplicates("draw")
+    table = metrics.transfer_table(ds)
+    table = table[table["generator"] == generator]
+    if dims:
+        return table.merge(first, on=dims, how="inner").reset_index(drop=True)
+    return table.assign(**first.iloc[0].to_dict()).reset_index(drop=True)
+
+
+def size_histogram(ds: xr.Dataset, edges: np.ndarray, generator: str = "web") -> pd.DataFrame:
+    """Histogram of the transfer sizes drawn, next to the count the size law expects.
+
+    One row per size bin [``bin_low``, ``bin_high``) of ``edges`` (bytes): ``count``, the
+    transfers of the distinct draws (:func:`distinct_draws`) in the bin, and
+    ``expected``, the sum over those draws of their number of transfers times the
+    probability that their law puts on the bin, the law as each run calibrated it
+    (:func:`tcprepro.traffic.size_law_cdf` with the solved scale of
+    :func:`~tcprepro.analysis.common.generator_calibration`) and rounded to whole bytes
+    as drawn.
+    """
+    edges = np.asarray(edges, dtype=float)
+    drawn = distinct_draws(ds, generator)
+    index = np.digitize(drawn["size_bytes"], edges) - 1
+    inside = (index >= 0) & (index < len(edges) - 1)
+    counts = np.bincount(index[inside], minlength=len(edges) - 1)
+    # a size is drawn then rounded: it lands in [a, b) when the draw is in
+    # [ceil(a) - 0.5, ceil(b) - 0.5)
+    cuts = np.ceil(edges) - 0.5
+    expected = np.zeros(len(edges) - 1)
+    for _, draw in drawn.groupby("draw", sort=False):
+        config = str(draw["config"].iloc[0])
+        law = run_scenario(config).traffic[generator].size
+        cal = generator_calibration(config, generator)
+        cdf = traffic.size_law_cdf(law, cuts, cal.pareto_min_bytes)
+        expected += len(draw) * np.diff(cdf)
+    return pd.DataFrame(
+        {"bin_low": edges[:-1], "bin_high": edges[1:], "count": counts, "expected": expected}
+    )
+
+
+def drawn_size_summary(
+    ds: xr.Dataset, generator: str = "web", small_bytes: float = SIZE_CLASSES[0][1]
+) -> dict[str, float]:
+    """Number of distinct transfers drawn, the share below ``small_bytes`` and the median size."""
+    sizes = distinct_draws(ds, generator)["size_bytes"].to_numpy(dtype=float)
+    if not sizes.size:
+        return {"transfers": 0, "share_small": float("nan"), "median_bytes": float("nan")}
+    return {
+        "transfers": int(sizes.size),
+        "share_small": float((sizes < small_bytes).mean()),
+        "median_bytes": float(np.median(sizes)),
+    }
+
+
+def measured_offered_load(
+    ds: xr.Dataset, generator: str = "web", warmup_s: float | None = None
+) -> pd.DataFrame:
+    """The load each run's transfers offered over the measurement window, next to the target.
+
+    One row per run present: its sweep values and ``rep``, ``offered_load`` (the bytes of
+    the transfers that arrived between the end of the warm-up and the end of the run over
+    that window x the goodput capacity of the load calibration:
+    :func:`~tcprepro.analysis.common.transfers_offered_load`), ``target_load`` (the load the
+    run was calibrated to), ``capacity_bps``, ``pareto_min_bytes`` (the solved scale of the
+    size law; NaN for other laws), ``window_s`` and ``draw`` (runs with the same ``draw``
+    drew the same transfers, :func:`distinct_draws`).
+    """
+    start = float(ds.attrs["warmup_s"]) if warmup_s is None else warmup_s
+    end = float(ds.attrs["duration_s"])
+    offered = transfers_offered_load(ds, generator, start, end)
+    runs = _runs(ds, generator)
+    dims = _run_dims(ds)
+    if dims:
+        values = offered.to_dataframe().reset_index()[[*dims, "offered_load"]]
+        frame = runs.merge(values, on=dims, how="left")
+    else:
+        frame = runs.assign(offered_load=float(offered))
+    cals = [generator_calibration(c, generator) for c in runs["config"]]
+    frame["target_load"] = [cal.load for cal in cals]
+    frame["capacity_bps"] = [cal.capacity_bps for cal in cals]
+    frame["pareto_min_bytes"] = [
+        np.nan if cal.pareto_min_bytes is None else cal.pareto_min_bytes for cal in cals
+    ]
+    frame["window_s"] = end - start
+    return frame.drop(columns="config")

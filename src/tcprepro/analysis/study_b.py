@@ -36,6 +36,7 @@ import pandas as pd
 import xarray as xr
 
 from tcprepro import metrics, traffic
+from tcprepro.analysis.common import transfers_offered_load
 from tcprepro.scenario import goodput_capacity_bps
 from tcprepro.scenario_io import load_scenario_dict
 
@@ -234,30 +235,23 @@ def offered_load(ds: xr.Dataset, warmup_s: float | None = None) -> dict[str, flo
     ``packets`` generators: IP bytes they sent / (window x link rate) — what
     ns-3 generated. ``transfers`` generators: the bytes of the transfers that
     arrived in the window / (window x goodput capacity at the scenario's MSS
-    and TCP/IP headers) — the load the Poisson process offered.
-    Both are the definitions of ``load`` in the scenario schema.
+    and TCP/IP headers, :func:`~tcprepro.analysis.common.transfers_offered_load`) — the
+    load the Poisson process offered. Both are the definitions of ``load`` in the
+    scenario schema.
     """
     config = json.loads(ds.attrs["config"])
-    scenario = load_scenario_dict(config)
     start = float(ds.attrs["warmup_s"]) if warmup_s is None else warmup_s
     end = float(ds.attrs["duration_s"])
-    rate = float(ds["link_rate_bps"].sel(link=BOTTLENECK))
     mask = metrics.window(ds, start)
     out = {}
     for name, gen in config["traffic"].items():
         if gen["kind"] == "poisson_packets":
+            rate = float(ds["link_rate_bps"].sel(link=BOTTLENECK))
             size = float(str(gen["packet_size"]).removesuffix("B"))
             sent = float(ds["tx_data_pkts"].sel(flow=name).where(mask).sum())
             out[name] = sent * size * 8.0 / ((end - start) * rate)
         else:
-            capacity = goodput_capacity_bps(rate, scenario.tcp)
-            arrived = (
-                (ds["transfer_generator"] == name)
-                & (ds["transfer_start_s"] >= start)
-                & (ds["transfer_start_s"] < end)
-            )
-            size = float(ds["transfer_size_bytes"].where(arrived).sum())
-            out[name] = size * 8.0 / ((end - start) * capacity)
+            out[name] = float(transfers_offered_load(ds, name, start, end))
     return out
 
 

@@ -17,6 +17,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from tcprepro import metrics
+from tcprepro.analysis import study_a as analysis_a
 from tcprepro.analysis.common import first_scenario
 from tcprepro.figures.common import (
     FONT_PT,
@@ -29,7 +30,7 @@ from tcprepro.figures.common import (
     spread_statement,
 )
 
-__all__ = ["response_time_curves", "title", "trace_panels", "utilisation_grid"]
+__all__ = ["response_time_curves", "title", "trace_panels", "traffic_strip", "utilisation_grid"]
 
 _DIRECTION_LABELS = {"up": "Up", "down": "Down"}
 
@@ -166,9 +167,11 @@ def response_time_curves(
     transfers are not drawn; censored transfers (still running at the end) are
     counted in each panel's corner, never averaged. The colour key sits below the
     panels.
-    """
-    from matplotlib.ticker import FixedLocator, FuncFormatter
 
+    A strip below shows what was drawn (:func:`traffic_strip`): the histogram of the
+    transfer sizes, in the same bins, against the count the size law expects, and the
+    offered load each run's transfers measured, against its target.
+    """
     table = metrics.transfer_table(ds)
     edges = metrics.size_bins(table["size_bytes"], per_decade)
     loads = [float(v) for v in ds["load"].values] if "load" in ds.dims else [None]
@@ -182,16 +185,11 @@ def response_time_curves(
         floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
         y_low = float(np.nanmin(floor)) / 1.5
         y_high = float(np.nanmax(shown["ci_high_s"].fillna(shown["mean_s"]))) * 1.5
-    width = min(1.65 * len(ups), TEXT_WIDTH_IN)
-    fig, axes = plt.subplots(
-        len(loads),
-        len(ups),
-        figsize=(width, min(1.9 * len(loads) + 0.7, MAX_HEIGHT_IN)),
-        sharex=True,
-        sharey=True,
-        squeeze=False,
-        layout="constrained",
-    )
+    width = min(max(1.65 * len(ups), _STRIP_MIN_WIDTH_IN), TEXT_WIDTH_IN)
+    top_height = min(1.9 * len(loads) + 0.7, MAX_HEIGHT_IN - _STRIP_HEIGHT_IN)
+    fig = plt.figure(figsize=(width, top_height + _STRIP_HEIGHT_IN), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[top_height, _STRIP_HEIGHT_IN])
+    axes = top.subplots(len(loads), len(ups), sharex=True, sharey=True, squeeze=False)
     n_drawn = 0
     for i, load in enumerate(loads):
         for j, up in enumerate(ups):
@@ -254,23 +252,16 @@ def response_time_curves(
             ax.set_ylabel("mean response time (s)" if j == 0 else "")
             load_text = f", load {load:.0%}" if load is not None else ""
             ax.set_title(f"upload {up}{load_text}")
-    for ax in axes.flat:  # 1-2-5 ticks on both log axes, labelled in plain units
-        for axis, limits, label in (
-            (ax.xaxis, ax.get_xlim(), _bytes_label),
-            (ax.yaxis, ax.get_ylim(), lambda v, _=None: f"{v:g}"),
-        ):
-            axis.set_major_locator(FixedLocator(_ticks_125(*limits)))
-            axis.set_major_formatter(FuncFormatter(label))
-            axis.set_minor_formatter(FuncFormatter(lambda *_: ""))
+    for ax in axes.flat:
         ax.tick_params(axis="x", labelrotation=45)
-    fig.supxlabel("transfer size (bytes)")
+    top.supxlabel("transfer size (bytes)")
     handles = [plt.Line2D([], [], color=palette[d], marker="o", markersize=3) for d in downs]
-    fig.legend(handles, downs, title="download variant", loc="outside lower center", ncols=4)
+    top.legend(handles, downs, title="download variant", loc="outside upper center", ncols=4)
     if title:
         fig.suptitle(title)
     n_reps = int(ds.sizes.get("rep", 1))
     pooled = f"the {n_reps} repetitions pooled" if n_reps > 1 else "one repetition"
-    facts = Drawn(panels=axes.size, panels_drawn=n_drawn).say(
+    facts = Drawn(panels=axes.size + 2, panels_drawn=n_drawn).say(
         f"Bands and error bars: 95 % confidence interval of the mean over the transfers of "
         f"{pooled}; size bins with fewer than {min_transfers} completed transfers are not drawn.",
         "Censored transfers (still running at the end, never averaged) are counted under each "
@@ -278,17 +269,226 @@ def response_time_curves(
         if (summary["censored"] > 0).any()
         else "",
     )
+    traffic_strip(bottom, ds, edges, facts)
+    fig.draw_without_rendering()  # lay out, then space the log ticks on the panels' sizes
+    for ax in [*axes.flat, *bottom.axes[:1]]:
+        _log_ticks(ax)
     return record(fig, facts)
 
 
-def _ticks_125(low: float, high: float) -> list[float]:
-    """1-2-5 sequence of tick positions within [low, high] (log axes)."""
+#: height of the strip under the A3/A4 response-time panels, and the narrowest figure that
+#: leaves its two panels readable, inches
+_STRIP_HEIGHT_IN = 2.0
+_STRIP_MIN_WIDTH_IN = 4.8
+
+
+def _log_ticks(ax: plt.Axes) -> None:
+    """1-2-5 ticks on both log axes of ``ax``, sizes in bytes on x, plain numbers on y.
+
+    Sparser where labels would touch (:func:`_mantissas`): call it once the figure is
+    laid out.
+    """
+    from matplotlib.ticker import FixedLocator, FuncFormatter
+
+    for which, axis, limits, label in (
+        ("x", ax.xaxis, ax.get_xlim(), _bytes_label),
+        ("y", ax.yaxis, ax.get_ylim(), lambda v, _=None: f"{v:g}"),
+    ):
+        ticks = _ticks_125(*limits, _mantissas(ax, which))
+        axis.set_major_locator(FixedLocator(ticks))
+        axis.set_major_formatter(FuncFormatter(label))
+        axis.set_minor_formatter(FuncFormatter(lambda *_: ""))
+
+
+def _bytes_text(value: float) -> str:
+    """A size in bytes to three significant digits: ``41.5 kB``."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.3g} B"
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.0f} %"
+
+
+def _load_text(values: pd.Series, one: str) -> str:
+    """The measured loads of one target: their median and range, or the one value."""
+    if len(values) == 1:
+        return f"{_pct(float(values.iloc[0]))} in the one {one}"
+    return (
+        f"median {_pct(float(values.median()))} (range {_pct(float(values.min()))}–"
+        f"{_pct(float(values.max()))}) over {len(values)} {one}s"
+    )
+
+
+def _law_text(ds: xr.Dataset, generator: str, loads: pd.DataFrame) -> str:
+    """The size law of ``generator`` in words, with the scale each target load solved for."""
+    law = first_scenario(ds).traffic[generator].size
+    scales = loads.drop_duplicates("target_load").sort_values("target_load")
+    solved = [
+        f"{_bytes_text(row.pareto_min_bytes)} for the {_pct(row.target_load)} target load"
+        for row in scales.itertuples()
+        if np.isfinite(row.pareto_min_bytes)
+    ]
+    bound = "" if law.max is None else f", {_bytes_text(float(law.max))}"
+    if law.law == "zipf":
+        words = (
+            f"Zipf's rank-size law of exponent {law.alpha:g} (a Pareto law of index "
+            f"1/{law.alpha:g})"
+        )
+    elif law.law == "pareto":
+        words = f"the Pareto law of index {law.alpha:g}"
+    else:
+        return f"the {law.law} size law"
+    low = _bytes_text(float(law.min)) if law.min is not None else "s_min"
+    scale = f", s_min = {' and '.join(solved)}" if solved else ""
+    return f"{words} on [{low}{bound or ', no bound'}]{scale}"
+
+
+def traffic_strip(
+    sub: Figure, ds: xr.Dataset, edges: np.ndarray, facts: Drawn, generator: str = "web"
+) -> None:
+    """The strip of what the A3/A4 runs drew, on (sub)figure ``sub``; caption facts into ``facts``.
+
+    Left: the histogram of the sizes of the distinct transfers drawn
+    (:func:`tcprepro.analysis.study_a.size_histogram`, bins ``edges``, counts on a log
+    axis) with the count the size law expects per bin as a step line. Right: the
+    offered load each distinct draw measured over the measurement window
+    (:func:`tcprepro.analysis.study_a.measured_offered_load`), one point per repetition
+    (and cell, when cells drew different transfers), with the target load marked.
+    """
+    hist_ax, load_ax = sub.subplots(1, 2, width_ratios=[1.7, 1])
+    histogram = analysis_a.size_histogram(ds, edges, generator)
+    sizes = analysis_a.drawn_size_summary(ds, generator)
+    loads = analysis_a.measured_offered_load(ds, generator)
+    if not sizes["transfers"] or loads.empty:
+        for ax in (hist_ax, load_ax):
+            empty_panel(ax, "no transfers drawn")
+        facts.say("Bottom: no transfers were drawn.")
+        return
+    facts.panels_drawn += 2
+    colour, line = "0.6", "black"
+    expected = histogram["expected"].to_numpy()
+    counts = histogram["count"].to_numpy()
+    positive = np.concatenate([counts[counts > 0], expected[expected > 0]])
+    y_low = max(min(0.5, float(positive.min()) / 1.5), 1e-2)
+    y_high = float(positive.max()) * 2.0
+    hist_ax.stairs(counts, edges, fill=True, color=colour, baseline=y_low)
+    hist_ax.stairs(expected, edges, color=line, linewidth=1.0, baseline=None)
+    hist_ax.set_xscale("log")
+    hist_ax.set_yscale("log")
+    hist_ax.set_xlim(edges[0], edges[-1])
+    hist_ax.set_ylim(y_low, y_high)
+    hist_ax.tick_params(axis="x", labelrotation=45)
+    hist_ax.set_xlabel("transfer size (bytes)")
+    hist_ax.set_ylabel("transfers")
+
+    points = loads.drop_duplicates("draw")
+    shared = len(points) < len(loads)
+    levels = sorted(points["target_load"].unique())
+    for x, level in enumerate(levels):
+        at = points[np.isclose(points["target_load"], level)]
+        spread = np.linspace(-0.18, 0.18, len(at)) if len(at) > 1 else np.zeros(1)
+        load_ax.plot(
+            x + spread,
+            100 * at["offered_load"],
+            marker="o",
+            markersize=3,
+            linestyle="none",
+            color=colour,
+            markeredgecolor="0.3",
+            markeredgewidth=0.5,
+        )
+        load_ax.plot(
+            [x - 0.32, x + 0.32], [100 * level] * 2, color=line, linewidth=1.0, linestyle="--"
+        )
+    load_ax.set_xticks(range(len(levels)), [_pct(level) for level in levels])
+    load_ax.set_xlim(-0.6, len(levels) - 0.4)
+    load_ax.set_ylim(0, 100 * max(points["offered_load"].max(), max(levels)) * 1.15)
+    load_ax.set_xlabel("target load")
+    load_ax.set_ylabel("offered load (%)")
+    one = "repetition" if shared else "run"
+    sub.legend(
+        [
+            plt.Rectangle((0, 0), 1, 1, color=colour),
+            plt.Line2D([], [], color=line, linewidth=1.0),
+            plt.Line2D(
+                [],
+                [],
+                marker="o",
+                markersize=3,
+                linestyle="none",
+                color=colour,
+                markeredgecolor="0.3",
+                markeredgewidth=0.5,
+            ),
+            plt.Line2D([], [], color=line, linewidth=1.0, linestyle="--"),
+        ],
+        [
+            "sizes drawn",
+            "expected by the size law",
+            f"offered load measured, per {one}",
+            "target load",
+        ],
+        loc="outside lower center",
+        ncols=2,
+    )
+
+    window = float(loads["window_s"].iloc[0])
+    capacity = float(loads["capacity_bps"].iloc[0])
+    sharing = (
+        " (every cell of a repetition draws the same transfers, so each draw counts once)"
+        if shared
+        else ""
+    )
+    per_level = "; ".join(
+        _load_text(points.loc[np.isclose(points["target_load"], level), "offered_load"], one)
+        + f" for a target of {_pct(level)}"
+        for level in levels
+    )
+    facts.say(
+        f"Bottom left: the sizes of the {sizes['transfers']} transfers drawn{sharing}, "
+        f"{_pct(sizes['share_small'])} below {_bytes_text(analysis_a.SIZE_CLASSES[0][1])}, "
+        f"median {_bytes_text(sizes['median_bytes'])}; the line is the count per bin expected "
+        f"from {_law_text(ds, generator, loads)}, times the transfers drawn.",
+        f"Bottom right: the offered load the transfers measured, the bytes of those that "
+        f"arrived in the {window:g}-s measurement window over the window times "
+        f"{capacity / 1e6:.2f} Mb/s (the downlink goodput capacity the load is calibrated "
+        f"to): {per_level}.",
+    )
+
+
+def _ticks_125(low: float, high: float, mantissas: tuple[float, ...] = (1, 2, 5)) -> list[float]:
+    """1-2-5 sequence of tick positions within [low, high] (log axes).
+
+    ``mantissas`` gives another sequence per decade, e.g. (1, 3).
+    """
     ticks = [
         m * 10.0**k
         for k in range(int(np.floor(np.log10(low))) - 1, int(np.ceil(np.log10(high))) + 1)
-        for m in (1, 2, 5)
+        for m in mantissas
     ]
     return [t for t in ticks if low <= t <= high]
+
+
+#: tick sequences of a log axis, densest first, and the smallest gap between the labels of
+#: each on paper, inches: rotated size labels along x, plain numbers up y
+_MANTISSAS = ((1, 2, 5), (1, 3), (1,))
+_LABEL_GAP_IN = {"x": 0.28, "y": 0.16}
+
+
+def _mantissas(ax: plt.Axes, which: str) -> tuple[float, ...]:
+    """The densest tick sequence whose labels keep :data:`_LABEL_GAP_IN` apart on ``ax``."""
+    box = ax.get_window_extent()
+    length_in = (box.width if which == "x" else box.height) / ax.figure.dpi
+    low, high = ax.get_xlim() if which == "x" else ax.get_ylim()
+    inches_per_decade = length_in / max(np.log10(high / low), 1e-9)
+    for mantissas in _MANTISSAS:
+        gaps = np.diff(np.log10([*mantissas, 10 * mantissas[0]]))
+        if gaps.min() * inches_per_decade >= _LABEL_GAP_IN[which]:
+            return mantissas
+    return _MANTISSAS[-1]
 
 
 def trace_panels(
