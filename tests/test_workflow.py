@@ -193,6 +193,13 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
     tex = (workdir / "paper/generated/claims_A.tex").read_text()
     assert "A-c2" in tex
     assert "pending" in tex
+    # a trace figure under the why of every claim not reproduced or inconclusive, no other
+    rows = csv.DictReader((workdir / "data/claims/A.csv").open())
+    explained = {r["claim"] for r in rows if r["verdict"] in ("not reproduced", "inconclusive")}
+    assert explained
+    assert {p.stem for p in (workdir / "paper/figures/why/A").glob("*.pdf")} == explained
+    for claim in explained:
+        assert f"{{figures/why/A/{claim}.pdf}}" in tex
 
 
 @pytest.mark.needs_latex

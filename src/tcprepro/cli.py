@@ -189,9 +189,18 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     print(claims.format_table(results))
     if args.csv:
         claims.write_csv(results, args.csv)
+    figures = {}
+    if args.why_dir:
+        figures = claims.write_why_figures(
+            results, datasets, args.why_dir, include_root=args.why_root
+        )
+        print(f"{len(figures)} trace figure(s) in {args.why_dir}")
     if args.tex:
         claims.write_tex(
-            results, args.tex, caption=f"Claims of study {args.study}: paper vs reproduction."
+            results,
+            args.tex,
+            caption=f"Claims of study {args.study}: paper vs reproduction.",
+            figures=figures,
         )
     return 0
 
@@ -487,6 +496,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--study")
     p.add_argument("--csv")
     p.add_argument("--tex")
+    p.add_argument(
+        "--why-dir",
+        help="directory to write afresh with a trace figure per claim not reproduced or "
+        "inconclusive (<claim>.pdf), included under its why in --tex",
+    )
+    p.add_argument(
+        "--why-root",
+        help="directory LaTeX resolves the figures' paths from (default: paths as given)",
+    )
     p.add_argument("combined", nargs="+", help="combined figure datasets")
     p.set_defaults(func=_cmd_claims)
 

@@ -35,6 +35,9 @@ LIBRARY = library_digest()
 # quick or paper build sets them next to its own verdicts.
 CLAIMS_DIR = "data/claims/verify" if TIER == "verify" else "data/claims"
 CLAIMS_TEX_DIR = "paper/generated/verify" if TIER == "verify" else "paper/generated"
+# The trace figure behind each claim's "why" (one PDF per claim not reproduced or
+# inconclusive), per study; the claims tables include them by their path from paper/.
+WHY_DIR = "paper/figures/why/verify" if TIER == "verify" else "paper/figures/why"
 
 
 wildcard_constraints:

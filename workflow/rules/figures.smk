@@ -45,17 +45,19 @@ rule claims:
     output:
         tex=f"{CLAIMS_TEX_DIR}/claims_{{study}}.tex",
         csv=f"{CLAIMS_DIR}/{{study}}.csv",
+        why=directory(f"{WHY_DIR}/{{study}}"),
     log:
         "data/logs/claims/{study}.log",
     params:
         library=LIBRARY,
     shell:
         "tcprepro claims --study {wildcards.study} --tex {output.tex} --csv {output.csv} "
-        "{input} > {log} 2>&1"
+        "--why-dir {output.why} --why-root paper {input} > {log} 2>&1"
 
 
 rule claims_tables:
-    # every study's claims table (the verify tier's target: it draws no figure); a verify
-    # build restricted by verify_claims judges only the studies whose cells it runs
+    # every study's claims table (the verify tier's target: no catalogue figure, only the
+    # claims' trace figures); a verify build restricted by verify_claims judges only the
+    # studies whose cells it runs
     input:
         expand(f"{CLAIMS_DIR}/{{study}}.csv", study=JUDGED_STUDIES),

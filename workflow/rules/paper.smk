@@ -46,6 +46,7 @@ rule paper:
         figures=paper_files("figure"),
         tables=paper_files("table"),
         claims=expand("paper/generated/claims_{study}.tex", study=STUDIES),
+        why=expand("paper/figures/why/{study}", study=STUDIES),
         crosschecks=expand(
             "paper/generated/crosscheck_{figure}.tex",
             figure=[f for f in FIGURES if WORKFLOW.crosschecked(f)],

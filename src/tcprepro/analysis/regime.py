@@ -48,6 +48,7 @@ __all__ = [
     "interval_s",
     "loss_events",
     "measured_rtts",
+    "mss_bytes",
     "present_flows",
     "window_s",
 ]
@@ -88,7 +89,7 @@ def loss_events(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
     span = np.ceil(rtt / interval_s(ds)) + 1.0
     spread = np.floor(hit.sum("time") / span)
     bound = xr.where(runs > spread, runs, spread)
-    mss = _mss_bytes(ds)
+    mss = mss_bytes(ds)
     if np.isfinite(mss):
         window_pkts = (ds["cwnd_bytes"].max("time") / mss).where(lambda w: w >= 1)
         by_count = np.floor(lost.where(mask).sum("time") / window_pkts).fillna(0.0)
@@ -124,7 +125,7 @@ def completed_transfers(ds: xr.Dataset) -> xr.DataArray:
     return ds["transfer_end_s"].notnull().sum("transfer").rename("completed_transfers")
 
 
-def _mss_bytes(run: xr.Dataset) -> float:
+def mss_bytes(run: xr.Dataset) -> float:
     """The MSS of a run's resolved scenario (``tcp.mss``), NaN when it is not recorded."""
     import json
 
@@ -150,7 +151,7 @@ def cell_summary(run: xr.Dataset) -> dict[str, float]:
     """
     mask = metrics.window(run)
     bulk = (run["flow_kind"] == "bulk") & present_flows(run)
-    mss = _mss_bytes(run)
+    mss = mss_bytes(run)
     goodput = metrics.goodput_bps(run).where(bulk).sum("flow", min_count=1)
     queue = run["queue_pkts"].where(mask).mean("time")
     reps = [d for d in queue.dims if d == "rep"]

@@ -29,6 +29,16 @@ at least 97.5 % of the resamples give it (the 95 % interval does not cross the
 tolerance), *fragile* otherwise; the check's headline number (its *statistic*)
 gets its 95 % bootstrap interval. Every claim not reproduced gets a "why":
 its explainer's account of the traces, else the regime measures of its cells.
+
+Trace figures
+-------------
+Each claim not reproduced or inconclusive also names the run its "why" rests on
+(:attr:`ClaimResult.trace`, a :class:`~tcprepro.claims.regime.TracedRun`): for an
+inconclusive claim, the run its first unmet regime criterion names; for one not
+reproduced, the first of its explainer's cells (``explain_args: cells``) that ran, else
+the first of its ``cells:`` that ran. :func:`write_why_figures` draws the windows, queue
+and losses of that run (:func:`tcprepro.figures.why.run_trace`) and :func:`write_tex`
+sets each figure under its claim's "why".
 """
 
 from __future__ import annotations
@@ -41,24 +51,30 @@ from importlib import resources
 from itertools import product
 from math import prod
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 import yaml
 
+from tcprepro.latex import atomic_write
 from tcprepro.latex import escape as tex
+
+if TYPE_CHECKING:
+    from tcprepro.claims.regime import TracedRun
 
 __all__ = [
     "VERDICT_COLOURS",
     "Claim",
     "ClaimResult",
+    "WhyFigure",
     "check",
     "check_claims",
     "format_table",
     "load_registry",
     "write_csv",
     "write_tex",
+    "write_why_figures",
 ]
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive", "pending")
@@ -116,6 +132,8 @@ class ClaimResult:
     cells: str = ""
     #: robust / fragile over bootstrap resamples of the repetitions, with the interval
     confidence: str = ""
+    #: the run the "why" rests on (not reproduced or inconclusive; None if none ran)
+    trace: TracedRun | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -247,7 +265,7 @@ def check_claims(
     resamples
         Bootstrap resamples of the repetitions per claim (0: no confidence computed).
     """
-    from tcprepro.claims.regime import cell_coverage, unmet_criteria
+    from tcprepro.claims.regime import cell_coverage, first_present_run, unmet_regime
 
     _load_checks()
     results = []
@@ -273,19 +291,26 @@ def check_claims(
         if result.verdict == "pending":
             results.append(result)
             continue
-        unmet = unmet_criteria(claim.regime, claim.cells, datasets) if claim.regime else []
+        unmet = unmet_regime(claim.regime, claim.cells, datasets) if claim.regime else []
         if unmet:
-            why = "inconclusive at this tier: " + "; ".join(unmet)
-            results.append(replace(result, verdict="inconclusive", explanation=why))
+            why = "inconclusive at this tier: " + "; ".join(u.text for u in unmet)
+            results.append(
+                replace(result, verdict="inconclusive", explanation=why, trace=unmet[0].run)
+            )
             continue
-        explanation = ""
+        explanation, trace = "", None
         if result.verdict == "not reproduced":
             if claim.explain:
                 explanation = EXPLAINERS[claim.explain](datasets, **claim.explain_args)
             if not explanation:
                 explanation = _generic_why(claim, datasets)
+            explained = claim.explain_args.get("cells")
+            if explained:
+                trace = first_present_run(explained, datasets, "the first explained cell that ran")
+            if trace is None:
+                trace = first_present_run(claim.cells, datasets, "the claim's first cell that ran")
         confidence = _confidence(claim, func, datasets, result, resamples)
-        results.append(replace(result, explanation=explanation, confidence=confidence))
+        results.append(replace(result, explanation=explanation, confidence=confidence, trace=trace))
     return results
 
 
@@ -354,13 +379,114 @@ def format_table(results: Iterable[ClaimResult]) -> str:
     return "\n".join(out)
 
 
-def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) -> None:
+@dataclass(frozen=True)
+class WhyFigure:
+    """The trace figure of one claim's "why" (see :func:`write_why_figures`)."""
+
+    claim: str
+    path: Path
+    #: the path LaTeX includes it by
+    include: str
+    #: its caption (plain text; escaped when written)
+    caption: str
+
+
+def write_why_figures(
+    results: Iterable[ClaimResult],
+    datasets: Mapping[str, xr.Dataset],
+    directory: str | Path,
+    include_root: str | Path | None = None,
+) -> dict[str, WhyFigure]:
+    """Draw the run behind the "why" of each claim not reproduced or inconclusive.
+
+    One PDF per such claim whose run is in ``datasets`` (``<directory>/<claim>.pdf``,
+    with what it drew beside it as ``<claim>.json``). The directory is written afresh:
+    the figures are drawn into a temporary sibling that then replaces it, so a figure
+    of a claim now reproduced does not linger, and a failed drawing leaves the old
+    directory whole.
+
+    Parameters
+    ----------
+    include_root
+        The directory LaTeX resolves graphics paths from (the report's, ``paper``):
+        each figure's include path is relative to it (else the path as given).
+
+    Returns
+    -------
+    dict
+        The figures by claim id.
+    """
+    import os
+    import shutil
+
+    from tcprepro.figures.common import drawn, save_figure
+    from tcprepro.figures.why import run_trace
+
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    out = {}
+    try:
+        for result in results:
+            claim, run = result.claim, result.trace
+            if claim is None or run is None or run.figure not in datasets:
+                continue
+            if result.verdict not in ("not reproduced", "inconclusive"):
+                continue
+            fig = run_trace(datasets[run.figure], run.cell, run.rep, run.flow)
+            facts = drawn(fig)
+            statements = " ".join(facts.statements) if facts else ""
+            save_figure(fig, staging / f"{claim.id}.pdf")
+            path = directory / f"{claim.id}.pdf"
+            include = Path(os.path.relpath(path, include_root)) if include_root else path
+            caption = f"The traces of {run.reason}. {statements}"
+            out[claim.id] = WhyFigure(claim.id, path, include.as_posix(), caption)
+        old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
+        if directory.exists():
+            os.replace(directory, old)
+        os.replace(staging, directory)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out
+
+
+def _why_item(result: ClaimResult, figure: WhyFigure | None) -> list[str]:
+    """The description item of one claim: its "why", then its trace figure."""
+    from tcprepro.figures.why import HEIGHT_IN  # its print height (its width: the list's)
+
+    assert result.claim is not None
+    lines = [rf"\item[{tex(result.claim.id)}] {tex(result.explanation)}"]
+    if figure is not None:
+        lines += [
+            r"\par\nopagebreak\noindent\begin{minipage}{\linewidth}\centering"
+            r"\captionsetup{type=figure}",
+            rf"\includegraphics[width=\linewidth,height={HEIGHT_IN:g}in,keepaspectratio]"
+            rf"{{{figure.include}}}",
+            rf"\caption{{\textbf{{Why {tex(result.claim.id)}.}} {tex(figure.caption)}}}"
+            rf"\label{{why:{result.claim.id}}}",
+            r"\end{minipage}",
+        ]
+    return lines
+
+
+def write_tex(
+    results: Iterable[ClaimResult],
+    path: str | Path,
+    caption: str,
+    figures: Mapping[str, WhyFigure] | None = None,
+) -> None:
     """Write the claims table as a LaTeX ``longtable`` (verdicts coloured).
 
     Each row carries the label ``claim:<id>`` (the report's at-a-glance table quotes
-    its page). Explanations of disagreements follow the table as a description list.
+    its page). Explanations of disagreements follow the table as a description list,
+    each with its claim's trace figure from ``figures`` (:func:`write_why_figures`),
+    captioned and labelled ``why:<id>``.
     """
     results = list(results)
+    figures = figures or {}
     head = r"\toprule Claim & Text and tolerance & Paper & Reproduced & Verdict \\ \midrule"
     lines = [
         r"\begin{longtable}{@{}P{0.07\linewidth}P{0.3\linewidth}P{0.14\linewidth}"
@@ -391,16 +517,14 @@ def write_tex(results: Iterable[ClaimResult], path: str | Path, caption: str) ->
             rf"{tex(claim.paper)} & {tex(result.value)} & {verdict} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
-    explained = [r for r in results if r.explanation]
+    explained = [
+        r for r in results if r.claim is not None and (r.explanation or r.claim.id in figures)
+    ]
     if explained:
         lines.append(r"\paragraph{Where the reproduction disagrees or cannot decide, and why.}")
         lines.append(r"\begin{description}")
-        lines += [
-            rf"\item[{tex(r.claim.id)}] {tex(r.explanation)}"
-            for r in explained
-            if r.claim is not None
-        ]
+        for r in explained:
+            assert r.claim is not None
+            lines += _why_item(r, figures.get(r.claim.id))
         lines.append(r"\end{description}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    atomic_write(Path(path), "\n".join(lines) + "\n")

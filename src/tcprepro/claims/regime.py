@@ -20,8 +20,9 @@ figure, a list of sweep values per dimension, expanded as their product) and its
     every cell completed at least this many generated transfers (repetitions pooled).
 
 A claim whose present cells miss a criterion is *inconclusive* at that tier, the unmet
-criterion named with the numbers. The coverage (``k of n cells``) counts the claim's
-cells that have a run in the datasets at hand.
+criterion named with the numbers and with the run it names (:class:`TracedRun`: the
+worst flow-run or cell, the one the report draws the traces of). The coverage (``k of n
+cells``) counts the claim's cells that have a run in the datasets at hand.
 """
 
 from __future__ import annotations
@@ -39,11 +40,15 @@ from tcprepro.analysis import regime as measures
 __all__ = [
     "REGIME_KEYS",
     "Coverage",
+    "TracedRun",
+    "Unmet",
     "cell_coverage",
     "claim_cells",
     "describe_cells",
+    "first_present_run",
     "present_cells",
     "unmet_criteria",
+    "unmet_regime",
     "validate_claim_cells",
 ]
 
@@ -73,6 +78,48 @@ class Coverage:
         if len(self.per_figure) > 1:
             out += " (" + ", ".join(f"{f}: {k}/{n}" for f, k, n in self.per_figure) + ")"
         return out
+
+
+@dataclass(frozen=True)
+class TracedRun:
+    """One run of a combined dataset: the run a claim's "why" rests on.
+
+    Attributes
+    ----------
+    figure
+        The figure whose combined dataset holds the run.
+    cell
+        Its sweep values, as the dataset's coordinate labels (dimension order kept).
+    rep
+        Its repetition (the ``rep`` label).
+    flow
+        The flow the reason names (an unmet per-flow criterion), else None.
+    reason
+        Why this run (e.g. ``"the run the unmet criterion names"``).
+    """
+
+    figure: str
+    cell: Mapping[str, Any]
+    rep: int = 0
+    flow: str | None = None
+    reason: str = ""
+
+    def cell_text(self) -> str:
+        """``"up=NewReno, down=Cubic"``."""
+        return _cell_name(self.cell)
+
+
+@dataclass(frozen=True)
+class Unmet:
+    """One regime criterion the claim's runs miss: its text and the run it names."""
+
+    text: str
+    run: TracedRun
+
+
+def _plain(value: Any) -> Any:
+    """A coordinate label as a plain Python value (numpy scalars unwrapped)."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def validate_claim_cells(claim_id: str, cells: Sequence[Mapping[str, Any]]) -> None:
@@ -226,13 +273,19 @@ def _where(figure: str, labels: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def unmet_criteria(
+def unmet_regime(
     regime: Mapping[str, Any],
     cells: Sequence[Mapping[str, Any]],
     datasets: Mapping[str, xr.Dataset],
-) -> list[str]:
-    """The regime criteria the claim's present cells miss, each with its numbers."""
-    failed: dict[str, tuple[int, float, str]] = {}  # key -> (failing, worst, where)
+) -> list[Unmet]:
+    """The regime criteria the claim's present cells miss, each with its numbers and run.
+
+    The run of a criterion is its worst entry over the claim's figures (fewest loss
+    events, shortest window in RTTs, fewest transfers; for the slow start, the first
+    flow-run still in it), repetition 0 when the criterion pools the repetitions.
+    """
+    # key -> (failing, worst, figure, labels of the worst)
+    failed: dict[str, tuple[int, float, str, dict[str, Any]]] = {}
     totals: dict[str, int] = {}
     excluded = list(regime.get("exclude_variants", []))
     for figure, wanted in claim_cells(cells).items():
@@ -263,33 +316,89 @@ def unmet_criteria(
             n_fail, checked, worst, labels = _failures(values, ok, valid)
             totals[key] = totals.get(key, 0) + checked
             if n_fail:
-                old = failed.get(key, (0, np.inf, ""))
-                where = _where(figure, labels) if worst < old[1] else old[2]
-                failed[key] = (old[0] + n_fail, min(worst, old[1]), where)
-    texts = []
-    for key, (n_fail, worst, where) in failed.items():
+                old = failed.get(key, (0, np.inf, "", {}))
+                if worst < old[1]:
+                    failed[key] = (n_fail + old[0], worst, figure, labels)
+                else:
+                    failed[key] = (n_fail + old[0], old[1], old[2], old[3])
+    out = []
+    for key, (n_fail, worst, figure, labels) in failed.items():
         checked = totals[key]
+        where = _where(figure, labels)
         if key == "loss":
-            texts.append(
+            text = (
                 f"fewer than {regime['min_loss_events']} loss events in the measured window "
                 f"for {n_fail} of {checked} flow-runs (fewest {worst:.0f}: {where})"
             )
         elif key == "slow start":
-            texts.append(
+            text = (
                 f"{n_fail} of {checked} flow-runs still in their first slow start when the "
                 f"measured window begins (e.g. {where})"
             )
         elif key == "rtts":
-            texts.append(
+            text = (
                 f"measured window shorter than {regime['min_rtts']:g} RTTs for {n_fail} of "
                 f"{checked} flow-runs (shortest {worst:.0f} RTTs: {where})"
             )
         else:
-            texts.append(
-                f"fewer than {regime['min_completed_transfers']} completed transfers in {n_fail} "
-                f"of {checked} cells (fewest {worst:.0f}: {where})"
+            text = (
+                f"fewer than {regime['min_completed_transfers']} completed transfers in "
+                f"{n_fail} of {checked} cells (fewest {worst:.0f}: {where})"
             )
-    return texts
+        cell = {k: _plain(v) for k, v in labels.items() if k not in ("rep", "flow")}
+        flow = labels.get("flow")
+        run = TracedRun(
+            figure=figure,
+            cell=cell,
+            rep=int(labels.get("rep", _first_rep(datasets[figure], cell))),
+            flow=None if flow is None else str(flow),
+            reason="the run the unmet criterion names",
+        )
+        out.append(Unmet(text, run))
+    return out
+
+
+def unmet_criteria(
+    regime: Mapping[str, Any],
+    cells: Sequence[Mapping[str, Any]],
+    datasets: Mapping[str, xr.Dataset],
+) -> list[str]:
+    """The regime criteria the claim's present cells miss, each with its numbers."""
+    return [unmet.text for unmet in unmet_regime(regime, cells, datasets)]
+
+
+def _first_rep(ds: xr.Dataset, selection: Mapping[str, Any]) -> int:
+    """The first repetition of a cell with data (0 when the dataset has no ``rep``)."""
+    if "rep" not in ds.dims:
+        return 0
+    capacity = ds["link_goodput_capacity_bps"].sel(dict(selection))
+    has_run = capacity.notnull().any([d for d in capacity.dims if d != "rep"])
+    reps = [int(r) for r, ok in zip(has_run["rep"].values, has_run.values, strict=True) if ok]
+    return reps[0] if reps else int(ds["rep"].values[0])
+
+
+def first_present_run(
+    cells: Sequence[Mapping[str, Any]], datasets: Mapping[str, xr.Dataset], reason: str = ""
+) -> TracedRun | None:
+    """The first of ``cells`` with a run in ``datasets``, at its first repetition with data.
+
+    ``cells`` are single cells (``{"figure": "A1", "up": "NewReno", "down": "Cubic"}``)
+    or ``cells:`` entries of the registry (lists of values, expanded as their product).
+    """
+    for spec in cells:
+        expanded = {k: v if isinstance(v, list) else [v] for k, v in spec.items() if k != "figure"}
+        for figure, wanted in claim_cells([{"figure": spec["figure"], **expanded}]).items():
+            ds = datasets.get(figure)
+            if ds is None:
+                continue
+            has_run = _has_run(ds)
+            for cell in wanted:
+                selection = _selection(ds, cell)
+                if selection is None or not bool(has_run.sel(selection).any()):
+                    continue
+                plain = {k: _plain(v) for k, v in selection.items()}
+                return TracedRun(figure, plain, _first_rep(ds, selection), reason=reason)
+    return None
 
 
 def describe_cells(

@@ -1,0 +1,202 @@
+"""The trace of one run behind a claim's "why": windows, bottleneck queue and losses.
+
+The claims report (:mod:`tcprepro.claims`) explains every claim it cannot confirm, and
+backs the explanation with the traces of the run it rests on. :func:`run_trace` draws
+that run from its figure's combined dataset (no simulation): on the left the congestion
+window of each flow that has one, in segments of the run's MSS, with a tick at the top
+for every sampling interval in which the flow lost data segments; on the right the
+queue of every traced link direction the run's flows cross (``flow_link``: their
+bottleneck), in packets, its buffer dashed, with a tick for every interval with drops
+there. The warm-up is shaded: the claim is measured on the rest of the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+import xarray as xr
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from tcprepro.analysis import regime as measures
+from tcprepro.figures.common import FONT_PT, TEXT_WIDTH_IN, Drawn, record
+
+__all__ = ["HEIGHT_IN", "WIDTH_IN", "run_trace", "select_run"]
+
+#: print size of a trace figure: the claims list's width (the text width less the list's
+#: indent) and a short strip
+WIDTH_IN = TEXT_WIDTH_IN - 0.4
+HEIGHT_IN = 1.8
+#: share of a panel's height above the data, where the loss ticks go
+_TICK_BAND = 0.28
+
+
+def select_run(ds: xr.Dataset, cell: Mapping[str, Any], rep: int = 0) -> xr.Dataset:
+    """One run of a combined dataset: the cell's sweep values and the repetition.
+
+    Raises
+    ------
+    KeyError
+        When the dataset lacks a sweep value, the repetition, or a dimension of the
+        cell, naming it.
+    """
+    selection: dict[str, Any] = {}
+    for dim, value in {**cell, "rep": rep}.items():
+        if dim == "rep" and "rep" not in ds.dims:
+            continue
+        if dim not in ds.dims:
+            raise KeyError(f"figure {ds.attrs.get('figure', '?')} has no dimension {dim!r}")
+        labels = list(ds[dim].values)
+        if value not in labels:
+            raise KeyError(f"figure {ds.attrs.get('figure', '?')} has no {dim}={value!r}")
+        selection[dim] = value
+    run = ds.sel(selection)
+    if not bool(run["link_goodput_capacity_bps"].notnull().any()):
+        raise KeyError(f"figure {ds.attrs.get('figure', '?')}: {selection} did not run")
+    return run
+
+
+def _text(values: xr.DataArray) -> str:
+    return str(np.ravel(values.values)[0])
+
+
+def _ticks(ax: Axes, times: np.ndarray, row: int, colour: Any) -> None:
+    """Short vertical ticks at ``times`` in the ``row``-th line of the band above the data."""
+    if times.size == 0:
+        return
+    height = _TICK_BAND / 4
+    top = 0.98 - row * height
+    ax.vlines(
+        times,
+        top - 0.8 * height,
+        top,
+        transform=ax.get_xaxis_transform(),
+        colors=[colour],
+        linewidth=0.7,
+    )
+
+
+def run_trace(
+    ds: xr.Dataset,
+    cell: Mapping[str, Any],
+    rep: int = 0,
+    flow: str | None = None,
+) -> Figure:
+    """Windows, bottleneck queue and losses of one run against time (see the module doc).
+
+    Parameters
+    ----------
+    ds
+        A figure's combined dataset.
+    cell
+        The run's sweep values (coordinate labels of ``ds``).
+    rep
+        Its repetition.
+    flow
+        A flow to draw thick (the flow a regime criterion names), if any.
+
+    Returns
+    -------
+    Figure
+        With its record (:class:`~tcprepro.figures.common.Drawn`): the caption
+        sentences stating what is drawn and the run's duration and warm-up.
+    """
+    run = select_run(ds, cell, rep)
+    figure_id = str(ds.attrs.get("figure", "?"))
+    duration = float(ds.attrs["duration_s"])
+    warmup = float(ds.attrs["warmup_s"])
+    interval = measures.interval_s(ds)
+    mss = measures.mss_bytes(run)
+    time = run["time"].values
+
+    flows = [str(f) for f in run["flow"].values]
+    with_window = [f for f in flows if bool(run["cwnd_bytes"].sel(flow=f).notnull().any())]
+    if flow is not None and flow not in flows:
+        raise KeyError(f"figure {figure_id} has no flow {flow!r}")
+    kinds = {f: _text(run["flow_kind"].sel(flow=f)) for f in flows}
+    crossed = {f: _text(run["flow_link"].sel(flow=f)) for f in flows if kinds[f]}
+    links = [
+        str(link)
+        for link in run["link"].values
+        if str(link) in crossed.values() and bool(run["queue_pkts"].sel(link=link).notnull().any())
+    ]
+
+    fig, (ax_cwnd, ax_queue) = plt.subplots(
+        1, 2, figsize=(WIDTH_IN, HEIGHT_IN), sharex=True, layout="constrained"
+    )
+    palette = sns.color_palette("colorblind", max(len(with_window), 1))
+    colours = dict(zip(with_window, palette, strict=False))
+    for ax in (ax_cwnd, ax_queue):
+        ax.axvspan(0.0, warmup, color="0.9", linewidth=0, zorder=0)
+        ax.set_xlim(0.0, duration)
+        ax.set_xlabel("time (s)")
+
+    unit = mss if np.isfinite(mss) else 1e3
+    peak = 0.0
+    for k, name in enumerate(with_window):
+        window = run["cwnd_bytes"].sel(flow=name).values / unit
+        peak = max(peak, float(np.nanmax(window)))
+        named = name == flow
+        variant = _text(run["flow_variant"].sel(flow=name))
+        ax_cwnd.plot(
+            time,
+            window,
+            color=colours[name],
+            lw=1.4 if named else 0.8,
+            label=f"{name} ({variant})",
+            gid=f"cwnd:{name}",
+        )
+        lost = run["lost_data_pkts"].sel(flow=name).fillna(0.0)
+        if "random_lost_pkts" in run:
+            lost = lost + run["random_lost_pkts"].sel(flow=name).fillna(0.0)
+        _ticks(ax_cwnd, time[lost.values > 0], k, colours[name])
+    ax_cwnd.set_ylim(0.0, max(peak, 1.0) / (1 - _TICK_BAND))
+    ax_cwnd.set_ylabel("cwnd (segments)" if np.isfinite(mss) else "cwnd (kB)")
+    if not with_window:
+        ax_cwnd.text(0.5, 0.5, "no flow traces a window", ha="center", transform=ax_cwnd.transAxes)
+
+    queue_colours = {}
+    top = 1.0
+    for k, link in enumerate(links):
+        users = [f for f, crosses in crossed.items() if crosses == link]
+        colour = colours[users[0]] if len(users) == 1 and users[0] in colours else "0.25"
+        queue_colours[link] = colour
+        ax_queue.plot(time, run["queue_pkts"].sel(link=link).values, color=colour, lw=0.8)
+        buffer = float(run["link_buffer_pkts"].sel(link=link))
+        ax_queue.axhline(buffer, color=colour, ls="--", lw=0.7)
+        top = max(top, buffer, float(run["queue_pkts"].sel(link=link).max()))
+        drops = run["drops_pkts"].sel(link=link).fillna(0.0).values
+        _ticks(ax_queue, time[drops > 0], k, colour)
+    ax_queue.set_ylim(0.0, top / (1 - _TICK_BAND))
+    ax_queue.set_ylabel("queue (packets)")
+
+    handles, labels = ax_cwnd.get_legend_handles_labels()
+    for link, colour in queue_colours.items():
+        handles.append(plt.Line2D([], [], color=colour, lw=0.8))
+        labels.append(f"queue: {link}")
+    handles += [
+        plt.Line2D([], [], color="0.3", ls="--", lw=0.7),
+        plt.Line2D([], [], color="0.3", marker="|", ls="none", markersize=6),
+        plt.Rectangle((0, 0), 1, 1, color="0.9"),
+    ]
+    labels += ["buffer", "loss / drop", "warm-up"]
+    fig.legend(handles, labels, loc="outside right upper", fontsize=FONT_PT - 1)
+
+    cell_text = ", ".join(f"{k}={v}" for k, v in cell.items())
+    size = f"segments of {mss:g} B" if np.isfinite(mss) else "kB (the run records no MSS)"
+    named = f"; the flow the criterion names ({flow}) drawn thick" if flow else ""
+    queues = ", ".join(links) if links else "none traced"
+    facts = Drawn(panels=2, panels_drawn=int(bool(with_window)) + int(bool(links))).say(
+        f"Run: {figure_id}, {cell_text}, repetition {rep}.",
+        f"Left: congestion window of each flow in {size}{named}; ticks at the top mark the "
+        f"{interval:g} s sampling intervals in which the flow lost data segments.",
+        f"Right: queue of the link direction(s) the run's flows cross ({queues}), in packets, "
+        "buffer dashed; ticks mark intervals with drops there.",
+        f"The run lasts {duration:g} s; its first {warmup:g} s are warm-up (shaded), the "
+        f"claim is measured on the remaining {duration - warmup:g} s.",
+    )
+    return record(fig, facts)

@@ -1,0 +1,294 @@
+"""The trace figure behind each claim's "why" (issue 14): the run it names, and only then.
+
+Synthetic combined datasets whose every run has its own congestion window, so that a
+figure of the wrong run (cell, repetition or flow) cannot pass for the right one.
+"""
+
+import csv
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from synthetic import synthetic_run
+from tcprepro import claims
+from tcprepro.claims import Claim, ClaimResult, check_claims, write_tex, write_why_figures
+from tcprepro.claims.regime import TracedRun
+from tcprepro.figures.common import drawn
+from tcprepro.figures.why import HEIGHT_IN, run_trace
+from tcprepro.store import combine_runs
+from test_claims import _losses_only_in_warmup, a_figure, grid
+
+matplotlib.use("Agg")
+
+MSS = 1000
+UPS, DOWNS = ["NewReno", "Vegas"], ["NewReno", "Cubic"]
+#: the one flow-run without a loss in its measured window (the criterion names it)
+QUIET = ({"up": "Vegas", "down": "Cubic"}, 1, "up")
+
+
+def window_bytes(up, down, rep, flow):
+    """Each run's own window (bytes) over time: no two flow-runs alike."""
+    base = 20_000 + 5_000 * UPS.index(up) + 2_000 * DOWNS.index(down) + 700 * rep
+    base += 300 * ["down", "up"].index(flow)
+    return lambda times: base * (1.0 + 0.2 * np.sin(times))
+
+
+def quiet_upload(times, warmup_s=2.0):
+    """Cumulative lost segments: the download loses in every interval, the upload only in
+    the warm-up."""
+    per_interval = np.column_stack([np.ones(times.size), 2.0 * (times <= warmup_s)])
+    return np.cumsum(per_interval, axis=0)
+
+
+def t_figure(reps=2):
+    """A combined dataset of figure T1 (up x down x rep): every flow-run loses segments in
+    every interval but the QUIET one, which loses only in its warm-up."""
+    runs = []
+    for up in UPS:
+        for down in DOWNS:
+            for rep in range(reps):
+                windows = [window_bytes(up, down, rep, f) for f in ("down", "up")]
+                series = {"cwnd_bytes": lambda t, w=windows: np.column_stack([w[0](t), w[1](t)])}
+                if ({"up": up, "down": down}, rep) == QUIET[:2]:
+                    series["lost_data_pkts"] = quiet_upload
+                runs.append(
+                    synthetic_run(
+                        extra_flow_series=series,
+                        attrs={
+                            "config": json.dumps({"id": "t", "tcp": {"mss": f"{MSS}B"}}),
+                            "figure": "T1",
+                            "sweep": json.dumps({"up": up, "down": down}),
+                            "sweep_values": json.dumps({"up": UPS, "down": DOWNS}),
+                            "rep": rep,
+                        },
+                    )
+                )
+    return combine_runs(runs)
+
+
+@claims.check
+def why_test_reproduced(data):
+    return ClaimResult("fine", "reproduced")
+
+
+@claims.check
+def why_test_not_reproduced(data):
+    return ClaimResult("off", "not reproduced")
+
+
+@claims.explainer
+def why_test_explain(data, cells=()):
+    return "the traces say so"
+
+
+def t_claim(claim_id, check, regime=None, **extra):
+    return Claim(
+        id=claim_id,
+        study="T",
+        text="t",
+        paper="p",
+        tolerance="tol",
+        check=check,
+        requires=("T1",),
+        cells=({"figure": "T1", "up": UPS, "down": DOWNS},),
+        regime=regime or {},
+        **extra,
+    )
+
+
+def cwnd_line(fig, flow):
+    (line,) = [
+        line for ax in fig.axes for line in ax.get_lines() if line.get_gid() == f"cwnd:{flow}"
+    ]
+    return line
+
+
+def test_an_inconclusive_claim_gets_a_figure_of_exactly_the_run_its_criterion_names(tmp_path):
+    ds = t_figure()
+    registry = [
+        t_claim("T-1", "why_test_reproduced", regime={"min_loss_events": 3}),
+        t_claim("T-2", "why_test_reproduced"),  # no regime: reproduced
+    ]
+    inconclusive, reproduced = check_claims({"T1": ds}, registry=registry, resamples=0)
+    assert inconclusive.verdict == "inconclusive"
+    cell, rep, flow = QUIET
+    # the structured run is the one the explanation names in words
+    assert inconclusive.trace == TracedRun(
+        "T1", cell, rep, flow, "the run the unmet criterion names"
+    )
+    assert "fewest 0: T1, up=Vegas, down=Cubic, rep 1, flow up" in inconclusive.explanation
+    assert reproduced.verdict == "reproduced"
+    assert reproduced.trace is None
+
+    fig = run_trace(ds, inconclusive.trace.cell, inconclusive.trace.rep, inconclusive.trace.flow)
+    times = ds["time"].values
+    for name in ("down", "up"):
+        line = cwnd_line(fig, name)
+        np.testing.assert_allclose(line.get_xdata(), times)
+        np.testing.assert_allclose(
+            line.get_ydata(), window_bytes(*cell.values(), rep, name)(times) / MSS
+        )
+        # and not the same cell's other repetition
+        assert not np.allclose(line.get_ydata(), window_bytes(*cell.values(), 0, name)(times) / MSS)
+    assert cwnd_line(fig, "up").get_linewidth() > cwnd_line(fig, "down").get_linewidth()
+    statements = " ".join(drawn(fig).statements)
+    assert "Run: T1, up=Vegas, down=Cubic, repetition 1." in statements
+    assert "segments of 1000 B" in statements
+    assert "lasts 10 s; its first 2 s are warm-up" in statements
+    # the loss ticks: the quiet flow's fall in its warm-up only, the other's in every interval
+    ticks = {
+        tuple(c.get_colors()[0][:3]): c.get_segments()
+        for c in fig.axes[0].collections
+        if isinstance(c, matplotlib.collections.LineCollection)
+    }
+    up_colour = tuple(matplotlib.colors.to_rgb(cwnd_line(fig, "up").get_color()))
+    assert max(seg[0][0] for seg in ticks[up_colour]) <= 2.0
+    assert len(ticks) == 2
+    # the queues of both link directions the flows cross, buffers dashed
+    queue_ax = fig.axes[1]
+    assert len([line for line in queue_ax.get_lines() if line.get_linestyle() == "-"]) == 2
+    matplotlib.pyplot.close(fig)
+
+    figures = write_why_figures(
+        [inconclusive, reproduced], {"T1": ds}, tmp_path / "paper/figures/why/T", tmp_path / "paper"
+    )
+    assert list(figures) == ["T-1"]
+    assert sorted(p.name for p in (tmp_path / "paper/figures/why/T").iterdir()) == [
+        "T-1.json",
+        "T-1.pdf",
+    ]
+    assert figures["T-1"].include == "figures/why/T/T-1.pdf"
+    assert (tmp_path / "paper/figures/why/T/T-1.pdf").read_bytes().startswith(b"%PDF")
+    write_tex([inconclusive, reproduced], tmp_path / "c.tex", caption="x", figures=figures)
+    tex = (tmp_path / "c.tex").read_text()
+    item = tex.split(r"\item[T-1]")[1]
+    assert r"{figures/why/T/T-1.pdf}" in item
+    assert r"height=1.8in" in item
+    assert HEIGHT_IN == 1.8
+    assert re.search(r"\\caption\{\\textbf\{Why T-1\.\} The traces of the run the unmet", item)
+    assert r"\label{why:T-1}" in item
+    assert r"\item[T-2]" not in tex
+
+
+def test_a_claim_not_reproduced_draws_its_first_explained_cell_that_ran_else_its_first_cell():
+    ds = t_figure(reps=1)
+    explained = t_claim(
+        "T-3",
+        "why_test_not_reproduced",
+        explain="why_test_explain",
+        explain_args={
+            "cells": [
+                {"figure": "T1", "up": "Compound", "down": "Cubic"},  # not in this sweep
+                {"figure": "T9", "up": "Vegas", "down": "Cubic"},  # no such dataset
+                {"figure": "T1", "up": "Vegas", "down": "NewReno"},
+            ]
+        },
+    )
+    plain = t_claim("T-4", "why_test_not_reproduced")
+    missing = Claim("T-5", "T", "t", "p", "tol", "why_test_not_reproduced", requires=("T2",))
+    results = check_claims({"T1": ds}, registry=[explained, plain, missing], resamples=0)
+    assert [r.verdict for r in results] == ["not reproduced", "not reproduced", "pending"]
+    assert results[0].trace.figure == "T1"
+    assert results[0].trace.cell == {"up": "Vegas", "down": "NewReno"}
+    assert results[0].trace.rep == 0
+    assert results[0].trace.flow is None
+    assert results[1].trace.cell == {"up": "NewReno", "down": "NewReno"}  # first of cells:
+    assert results[2].trace is None
+
+    fig = run_trace(ds, results[0].trace.cell, results[0].trace.rep)
+    times = ds["time"].values
+    expected = window_bytes("Vegas", "NewReno", 0, "down")(times) / MSS
+    np.testing.assert_allclose(cwnd_line(fig, "down").get_ydata(), expected)
+    matplotlib.pyplot.close(fig)
+
+
+def test_the_directory_is_written_afresh_and_a_bad_run_is_refused(tmp_path):
+    ds = t_figure(reps=1)
+    out = tmp_path / "why"
+    out.mkdir()
+    (out / "T-old.pdf").write_bytes(b"%PDF stale")  # a claim reproduced since
+    (result,) = check_claims(
+        {"T1": ds}, registry=[t_claim("T-4", "why_test_not_reproduced")], resamples=0
+    )
+    figures = write_why_figures([result], {"T1": ds}, out)
+    assert sorted(p.name for p in out.iterdir()) == ["T-4.json", "T-4.pdf"]
+    assert figures["T-4"].include == str(out / "T-4.pdf")
+    # nothing to draw: the directory is still written, empty
+    write_why_figures([], {"T1": ds}, out)
+    assert list(out.iterdir()) == []
+    assert not list(tmp_path.glob(".why*"))  # no staging left behind
+    with pytest.raises(KeyError, match="no up='Compound'"):
+        run_trace(ds, {"up": "Compound", "down": "Cubic"})
+    with pytest.raises(KeyError, match="no flow 'web'"):
+        run_trace(ds, {"up": "Vegas", "down": "Cubic"}, flow="web")
+
+
+def test_the_claims_command_draws_the_figures_of_its_inconclusive_claims(tmp_path):
+    """``tcprepro claims`` on A2-like runs that lose only in their warm-up: A-c5 and A-c6
+    are inconclusive, each gets its figure under its why; the table includes them."""
+    from tcprepro.cli import main
+    from tcprepro.store import write_dataset
+
+    ds = a_figure(
+        "A2", grid((95, 40)), rtt_s=0.7, reps=1, extra_flow_series=_losses_only_in_warmup()
+    )
+    combined = write_dataset(ds, tmp_path / "A2.nc")
+    why = tmp_path / "paper/figures/why/A"
+    tex = tmp_path / "paper/generated/claims_A.tex"
+    argv = ["claims", "--study", "A", "--tex", str(tex), "--csv", str(tmp_path / "A.csv")]
+    argv += ["--why-dir", str(why), "--why-root", str(tmp_path / "paper"), str(combined)]
+    assert main(argv) == 0
+    rows = csv.DictReader((tmp_path / "A.csv").open())
+    verdicts = {row["claim"]: row["verdict"] for row in rows}
+    drawn_for = {p.stem for p in why.glob("*.pdf")}
+    expected = {c for c, v in verdicts.items() if v in ("inconclusive", "not reproduced")}
+    assert "A-c5" in expected
+    assert drawn_for == expected  # pending claims (no A1, A3) get none
+    text = tex.read_text()
+    for claim in expected:
+        assert f"{{figures/why/A/{claim}.pdf}}" in text
+    assert "A-c2.pdf" not in text
+
+
+@pytest.mark.needs_latex
+def test_the_claims_list_with_its_figures_compiles_with_captions_and_no_overfull_box(tmp_path):
+    from tcprepro.paper import overfull_boxes
+
+    ds = t_figure(reps=1)
+    registry = [t_claim(f"T-{k}", "why_test_not_reproduced") for k in range(1, 4)]
+    results = check_claims({"T1": ds}, registry=registry, resamples=0)
+    figures = write_why_figures(results, {"T1": ds}, tmp_path / "figures/why/T", tmp_path)
+    (tmp_path / "generated").mkdir()
+    write_tex(results, tmp_path / "generated/claims_T.tex", caption="Claims.", figures=figures)
+    (tmp_path / "t.tex").write_text(
+        "\\documentclass[10pt,a4paper]{article}\n"
+        + (ROOT / "paper/preamble.tex").read_text()
+        + "\n\\begin{document}\n\\reproinput{generated/claims_T.tex}\n\\end{document}\n"
+    )
+    for _ in range(2):  # twice: the labels' pages
+        subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+        )
+    log = (tmp_path / "t.log").read_text(errors="replace")
+    assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
+    assert "Warning" not in log.split("<<generated")[1]
+    pages = subprocess.run(
+        ["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\f")
+    aux = (tmp_path / "t.aux").read_text()
+    for claim in figures:
+        page = int(re.search(rf"\\newlabel\{{why:{claim}\}}\{{\{{\d+\}}\{{(\d+)\}}", aux)[1])
+        assert f"Why {claim}." in pages[page - 1]  # the caption is on the figure's page
+    assert Path(tmp_path / "t.pdf").stat().st_size > 10_000
