@@ -184,7 +184,15 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     for path in args.combined:
         ds = open_dataset(path)
         datasets[str(ds.attrs.get("figure", Path(path).stem))] = ds
-    results = claims.check_claims(datasets, study=args.study)
+    emulated = None  # no --emulated: this build has no emulated runs
+    if args.emulated is not None and not args.not_emulated:
+        emulated = {}
+        for path in args.emulated:
+            ds = open_dataset(path)
+            emulated[str(ds.attrs.get("figure", Path(path).stem))] = ds
+    results = claims.check_claims(
+        datasets, study=args.study, emulated=emulated, emulation_note=args.not_emulated or ""
+    )
     print(f"Claims of study {args.study}:" if args.study else "Claims:")
     print(claims.format_table(results))
     if args.csv:
@@ -506,6 +514,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="directory LaTeX resolves the figures' paths from (default: paths as given)",
     )
     p.add_argument("combined", nargs="+", help="combined figure datasets")
+    p.add_argument(
+        "--emulated",
+        nargs="*",
+        help="emulated combined datasets of the claims' twins (data/combined/emulated/X3.nc): "
+        "the claims they judge get a second verdict; without this option that verdict is "
+        '"not emulated in this build"',
+    )
+    p.add_argument(
+        "--not-emulated",
+        metavar="REASON",
+        help="this build excludes emulation, for this reason (the second verdicts' why); "
+        "an empty reason changes nothing",
+    )
     p.set_defaults(func=_cmd_claims)
 
     p = sub.add_parser("paper-inputs", help="write the paper's generated LaTeX inputs")

@@ -500,7 +500,9 @@ def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
 
     The study is the CSV's stem; every verdict string the CSVs hold is kept as is (a
     verdict the report has no colour for is printed in black). ``cells`` is the claim's
-    "k of n cells" when the CSV gives it (empty otherwise).
+    "k of n cells" when the CSV gives it (empty otherwise); ``emulated_verdict``,
+    ``emulated_backend`` and ``emulated_cells`` its second verdict, on its emulated twin
+    (empty for a claim without twin or a CSV without the columns).
     """
     rows = []
     for path in sorted(Path(p) for p in paths):
@@ -513,6 +515,9 @@ def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
                         "verdict": row["verdict"],
                         "cells": row.get("cells", "") or "",
                         "coverage": row.get("coverage", "") or "",
+                        "emulated_verdict": row.get("emulated_verdict", "") or "",
+                        "emulated_backend": row.get("emulated_backend", "") or "",
+                        "emulated_cells": row.get("emulated_cells", "") or "",
                     }
                 )
     return rows
@@ -531,6 +536,19 @@ def _verdict(verdict: str) -> str:
 
 # ---------------------------------------------------------------------------------------
 # at a glance and body
+
+
+def _second_totals(verdicts: list[dict[str, str]]) -> str:
+    """The second verdicts (on the emulated twins), counted apart from the totals above."""
+    seconds = [r["emulated_verdict"] for r in verdicts if r["emulated_verdict"]]
+    if not seconds:
+        return ""
+    counts = {v: seconds.count(v) for v in _verdict_order(seconds)}
+    return (
+        rf". {len(seconds)} of them are also judged on real Linux TCP (their emulated "
+        r"twins, a second verdict counted apart): "
+        + ", ".join(f"{n} {_verdict(v)}" for v, n in counts.items())
+    )
 
 
 def _page(status: Status, config: WorkflowConfig) -> str:
@@ -560,6 +578,7 @@ def _glance(
         rf"{counts['not run']} not run in this tier and {counts['excluded']} excluded. "
         rf"Its {len(verdicts)} claims: "
         + ", ".join(f"{n} {_verdict(v)}" for v, n in total_by_verdict.items())
+        + _second_totals(verdicts)
         + r". Both tables are generated from the data (the claims from "
         r"\texttt{data/claims/*.csv}); a page number links to the artefact or claim.",
         "",
@@ -624,8 +643,14 @@ def _glance(
         study = row["study"]
         ran = f"ran {row['cells']}" if row["cells"] else ""
         coverage = "; ".join(text for text in (ran, row["coverage"]) if text)
+        verdict = _verdict(row["verdict"])
+        if row["emulated_verdict"]:
+            verdict += (
+                rf"\newline{{\footnotesize {tex(row['emulated_backend'])}: "
+                rf"{_verdict(row['emulated_verdict'])}}}"
+            )
         lines.append(
-            rf"{tex(row['claim'])} & {_verdict(row['verdict'])} & {tex(coverage)} & "
+            rf"{tex(row['claim'])} & {verdict} & {tex(coverage)} & "
             rf"\pageref{{claim:{row['claim']}}} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}", r"\endgroup", ""]

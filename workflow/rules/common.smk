@@ -1,5 +1,6 @@
 # Helpers shared by the rules: every path and parameter is computed by the
 # tcprepro library (tcprepro.campaign), so rules stay declarative.
+import shlex
 import sys
 from pathlib import Path
 
@@ -88,6 +89,26 @@ def study_combined(wildcards):
         and not WORKFLOW.crosschecked(f)
         and (TIER != "verify" or WORKFLOW.runs(f, TIER))
     ]
+
+
+def study_twins(wildcards):
+    """Emulated combined datasets of the twins that judge a study's claims a second
+    time (claims registry, emulated:), when this build includes emulation and runs them.
+    """
+    if not EMULATION.enabled:
+        return []
+    return [
+        f"data/combined/emulated/{twin}.nc"
+        for twin in WORKFLOW.twins(wildcards.study)
+        if twin in FIGURES and WORKFLOW.runs(twin, TIER, "mininet")
+    ]
+
+
+# why the claims' second verdicts (on the emulated twins) are pending, if they are: the
+# claims rule's --not-emulated option (none when this build includes emulation)
+NOT_EMULATED = (
+    "" if EMULATION.enabled else f"--not-emulated {shlex.quote(EMULATION.summary)}"
+)
 
 
 def paper_files(kind):

@@ -40,8 +40,11 @@ rule table:
 
 
 rule claims:
+    # the claims with an emulated twin get a second verdict on its emulated runs (or
+    # "not emulated in this build", with the reason, when the build excludes emulation)
     input:
-        study_combined,
+        combined=study_combined,
+        emulated=study_twins,
     output:
         tex=f"{CLAIMS_TEX_DIR}/claims_{{study}}.tex",
         csv=f"{CLAIMS_DIR}/{{study}}.csv",
@@ -50,9 +53,11 @@ rule claims:
         "data/logs/claims/{study}.log",
     params:
         library=LIBRARY,
+        not_emulated=NOT_EMULATED,
     shell:
         "tcprepro claims --study {wildcards.study} --tex {output.tex} --csv {output.csv} "
-        "--why-dir {output.why} --why-root paper {input} > {log} 2>&1"
+        "--why-dir {output.why} --why-root paper {params.not_emulated} "
+        "{input.combined} --emulated {input.emulated} > {log} 2>&1"
 
 
 rule claims_tables:

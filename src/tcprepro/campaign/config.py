@@ -250,6 +250,43 @@ class WorkflowConfig:
             self._claim_cells[key] = found
         return [dict(c) for c in self._claim_cells[key]]
 
+    def twins(self, study: str | None = None) -> dict[str, str]:
+        """The emulated twins that judge the claims of ``study`` (all if None): twin -> as.
+
+        Each claims-registry ``emulated.figure`` must be a figure of this config, of the
+        claim's study, run by both backends (``backends: [ns3, mininet]``), and sweep every
+        cell the claim reads of the figure ``as`` (same dimensions, each value one of its
+        own); anything else is a ConfigError naming the claim.
+        """
+        from tcprepro.claims import load_registry
+        from tcprepro.claims.regime import claim_cells
+
+        out: dict[str, str] = {}
+        for claim in load_registry():
+            if claim.twin is None or (study is not None and claim.study != study):
+                continue
+            twin, source = claim.twin
+            where = f"claims registry, {claim.id}: emulated twin {twin}"
+            if twin not in self.figures:
+                raise ConfigError(f"{where} is no figure of the workflow config")
+            if self.figure(twin)["study"] != claim.study:
+                raise ConfigError(f"{where} is a figure of study {self.figure(twin)['study']}")
+            if not self.crosschecked(twin):
+                raise ConfigError(f"{where} is not run by both backends (ns3, mininet)")
+            sweep = self.figure(twin).get("sweep", {})
+            for cell in claim_cells(claim.cells).get(source, []):
+                if list(cell) != list(sweep):
+                    raise ConfigError(
+                        f"{where} sweeps {list(sweep)}, the claim's cells of {source} {list(cell)}"
+                    )
+                for dim, value in cell.items():
+                    if not any(_same(v, value) for v in self._all_values(twin, dim)):
+                        raise ConfigError(f"{where} has no cell with {dim} = {value!r}")
+            if out.get(twin, source) != source:
+                raise ConfigError(f"{where} stands for {out[twin]} in another claim")
+            out[twin] = source
+        return out
+
     def cells(self, figure: str, tier: str | None = None) -> list[dict[str, Any]]:
         """Every cell (one value per swept dimension) of a figure, pending ones included.
 

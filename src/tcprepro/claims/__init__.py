@@ -30,6 +30,18 @@ tolerance), *fragile* otherwise; the check's headline number (its *statistic*)
 gets its 95 % bootstrap interval. Every claim not reproduced gets a "why":
 its explainer's account of the traces, else the regime measures of its cells.
 
+Two verdicts: ns-3 and emulated Linux
+-------------------------------------
+A claim whose registry entry names an *emulated twin* (``emulated: {figure: X3, as:
+D1, reason: ...}``: a cross-check figure run with real Linux TCP on the cells of the
+figure ``as``) is judged a second time on that twin's emulated combined dataset
+(``data/combined/emulated/<figure>.nc``): the same check, regime criteria and
+coverage, the claim's cells and arguments naming the twin instead of ``as`` (the
+entry's ``args`` override some of them). That second verdict
+(:attr:`ClaimResult.emulated`) is ``pending`` when the build has no emulated runs
+("not emulated in this build"). An entry without ``figure`` states why no twin can
+judge the claim. :func:`twin_claim` gives the claim as its twin judges it.
+
 Trace figures
 -------------
 Each claim not reproduced or inconclusive also names the run its "why" rests on
@@ -68,10 +80,12 @@ __all__ = [
     "Claim",
     "ClaimResult",
     "WhyFigure",
+    "backend_label",
     "check",
     "check_claims",
     "format_table",
     "load_registry",
+    "twin_claim",
     "write_csv",
     "write_tex",
     "write_why_figures",
@@ -113,6 +127,16 @@ class Claim:
     cells: tuple[Mapping[str, Any], ...] = ()
     #: what its runs must show to decide it (see tcprepro.claims.regime)
     regime: Mapping[str, Any] = field(default_factory=dict)
+    #: the emulated twin that judges it a second time (figure, as, args, reason), or
+    #: only the reason no twin can (see :func:`twin_claim`)
+    emulated: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def twin(self) -> tuple[str, str] | None:
+        """(emulated figure, the figure whose cells it runs), or None without a twin."""
+        if "figure" not in self.emulated:
+            return None
+        return str(self.emulated["figure"]), str(self.emulated["as"])
 
 
 @dataclass(frozen=True)
@@ -134,6 +158,10 @@ class ClaimResult:
     confidence: str = ""
     #: the run the "why" rests on (not reproduced or inconclusive; None if none ran)
     trace: TracedRun | None = None
+    #: what judged it when not ns-3 (e.g. "Linux (UML)"); empty for ns-3
+    backend: str = ""
+    #: the second verdict, on the claim's emulated twin (None: the claim has no twin)
+    emulated: ClaimResult | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -166,6 +194,78 @@ def _load_checks() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
+TWIN_KEYS = frozenset({"figure", "as", "args", "reason"})
+#: what a twin's emulated dataset is called by its route (``emulation_route`` attribute)
+ROUTE_LABELS = {"uml": "Linux (UML)", "native": "Linux (native)", "vm": "Linux (VM)"}
+EMULATED_LABEL = "Linux (emulated)"
+NOT_EMULATED = "not emulated in this build"
+
+
+def _validate_twin(claim_id: str, requires: tuple[str, ...], block: Mapping[str, Any]) -> None:
+    """Check the shape of an ``emulated:`` entry (its figures: :meth:`WorkflowConfig.twins`)."""
+    if not block:
+        return
+    unknown = set(block) - TWIN_KEYS
+    if unknown:
+        raise ValueError(f"{claim_id}: unknown emulated keys {sorted(unknown)}")
+    if not str(block.get("reason", "")).strip():
+        raise ValueError(f"{claim_id}: emulated states its reason")
+    if "figure" not in block:
+        if "as" in block or "args" in block:
+            raise ValueError(f"{claim_id}: emulated.as and emulated.args need emulated.figure")
+        return
+    if block.get("as") not in requires:
+        raise ValueError(
+            f"{claim_id}: emulated.as must be a figure the claim requires ({list(requires)}), "
+            f"not {block.get('as')!r}"
+        )
+    if block["figure"] == block["as"]:
+        raise ValueError(f"{claim_id}: emulated.figure must be another figure than its as")
+    if not isinstance(block.get("args", {}), Mapping):
+        raise ValueError(f"{claim_id}: emulated.args must be a mapping")
+
+
+def twin_claim(claim: Claim) -> Claim | None:
+    """The claim as its emulated twin judges it (None when it has no twin).
+
+    The figure ``as`` is renamed to the twin figure wherever the claim names it (its
+    cells, requirements, check and explainer arguments), then the entry's ``args``
+    override the check's arguments (e.g. a check reading several backends' datasets
+    reads only the twin's).
+    """
+    twin = claim.twin
+    if twin is None:
+        return None
+    figure, source = twin
+
+    def rename(value: Any) -> Any:
+        if isinstance(value, str):
+            return figure if value == source else value
+        if isinstance(value, (list, tuple)):
+            return [rename(v) for v in value]
+        if isinstance(value, Mapping):
+            return {k: rename(v) for k, v in value.items()}
+        return value
+
+    cells = tuple(
+        {**spec, "figure": figure if spec["figure"] == source else spec["figure"]}
+        for spec in claim.cells
+    )
+    return replace(
+        claim,
+        args={**rename(dict(claim.args)), **dict(claim.emulated.get("args", {}))},
+        requires=tuple(rename(list(claim.requires))),
+        cells=cells,
+        explain_args=rename(dict(claim.explain_args)),
+        emulated={},
+    )
+
+
+def backend_label(ds: xr.Dataset) -> str:
+    """``"Linux (UML)"`` for a dataset emulated on the UML route (by its ``emulation_route``)."""
+    return ROUTE_LABELS.get(str(ds.attrs.get("emulation_route", "")), EMULATED_LABEL)
+
+
 def load_registry(path: str | Path | None = None) -> list[Claim]:
     """Read the registry (the packaged ``registry.yaml`` by default)."""
     if path is None:
@@ -180,6 +280,7 @@ def load_registry(path: str | Path | None = None) -> list[Claim]:
         entry["requires"] = tuple(entry.get("requires", ()))
         entry["cells"] = tuple(entry.get("cells", ()))
         validate_claim_cells(entry["id"], entry["cells"])
+        _validate_twin(entry["id"], entry["requires"], entry.get("emulated", {}))
         unknown = set(entry.get("regime", {})) - REGIME_KEYS
         if unknown:
             raise ValueError(f"{entry['id']}: unknown regime criteria {sorted(unknown)}")
@@ -250,11 +351,90 @@ def _generic_why(claim: Claim, datasets: Mapping[str, xr.Dataset]) -> str:
     return describe_cells(claim.cells, datasets)
 
 
+def _judge(claim: Claim, datasets: Mapping[str, xr.Dataset], resamples: int) -> ClaimResult:
+    """One verdict of ``claim`` on ``datasets`` (see the module doc)."""
+    from tcprepro.claims.regime import cell_coverage, first_present_run, unmet_regime
+
+    missing = [f for f in claim.requires if f not in datasets]
+    if claim.check == "pending" or missing:
+        reason = claim.pending or f"figure(s) {', '.join(missing)} not generated"
+        return ClaimResult("—", "pending", reason, claim)
+    cells = ""
+    if claim.cells:
+        coverage = cell_coverage(claim.cells, datasets)
+        cells = coverage.text()
+        if coverage.present == 0:
+            return ClaimResult("—", "pending", "none of the claim's cells ran", claim, cells=cells)
+    func = CHECKS[claim.check]
+    result = replace(func(datasets, **claim.args), claim=claim, cells=cells)
+    if result.verdict == "pending":
+        return result
+    unmet = unmet_regime(claim.regime, claim.cells, datasets) if claim.regime else []
+    if unmet:
+        why = "inconclusive at this tier: " + "; ".join(u.text for u in unmet)
+        return replace(result, verdict="inconclusive", explanation=why, trace=unmet[0].run)
+    explanation, trace = "", None
+    if result.verdict == "not reproduced":
+        if claim.explain:
+            explanation = EXPLAINERS[claim.explain](datasets, **claim.explain_args)
+        if not explanation:
+            explanation = _generic_why(claim, datasets)
+        explained = claim.explain_args.get("cells")
+        if explained:
+            trace = first_present_run(explained, datasets, "the first explained cell that ran")
+        if trace is None:
+            trace = first_present_run(claim.cells, datasets, "the claim's first cell that ran")
+    confidence = _confidence(claim, func, datasets, result, resamples)
+    return replace(result, explanation=explanation, confidence=confidence, trace=trace)
+
+
+def _check_twin_dataset(claim: Claim, figure: str, ds: xr.Dataset) -> None:
+    """An emulated dataset fit to judge the twin ``claim`` (raises ValueError otherwise)."""
+    backend = str(ds.attrs.get("backend", "ns3"))
+    if backend == "ns3":
+        raise ValueError(f"{claim.id}: the dataset given as {figure}'s emulated runs is ns-3's")
+    named = ds.attrs.get("figure")
+    if named is not None and str(named) != figure:
+        raise ValueError(f"{claim.id}: the dataset given as {figure}'s emulated runs is {named}'s")
+    for spec in claim.cells:
+        if spec["figure"] != figure:
+            continue
+        absent = [dim for dim in spec if dim != "figure" and dim not in ds.dims]
+        if absent:
+            raise ValueError(
+                f"{claim.id}: the emulated twin {figure} has no dimension "
+                f"{', '.join(absent)} (its dimensions: {', '.join(map(str, ds.dims))})"
+            )
+
+
+def _judge_twin(
+    claim: Claim,
+    emulated: Mapping[str, xr.Dataset] | None,
+    note: str,
+    resamples: int,
+) -> ClaimResult | None:
+    """The second verdict of ``claim``: on its emulated twin (None without a twin)."""
+    twin = twin_claim(claim)
+    if twin is None or claim.twin is None:
+        return None
+    figure = claim.twin[0]
+    if emulated is None or figure not in emulated:
+        why = note if emulated is None else f"{figure} has no emulated dataset in this build"
+        return ClaimResult(
+            "—", "pending", NOT_EMULATED, twin, explanation=why, backend=EMULATED_LABEL
+        )
+    ds = emulated[figure]
+    _check_twin_dataset(twin, figure, ds)
+    return replace(_judge(twin, {figure: ds}, resamples), backend=backend_label(ds))
+
+
 def check_claims(
     datasets: Mapping[str, xr.Dataset],
     study: str | None = None,
     registry: Iterable[Claim] | None = None,
     resamples: int = BOOTSTRAP_RESAMPLES,
+    emulated: Mapping[str, xr.Dataset] | None = None,
+    emulation_note: str = "",
 ) -> list[ClaimResult]:
     """Evaluate the claims of ``study`` (all studies if None) on combined datasets.
 
@@ -264,53 +444,28 @@ def check_claims(
         Combined figure datasets by figure id (e.g. ``{"A1": ds1, "A2": ds2}``).
     resamples
         Bootstrap resamples of the repetitions per claim (0: no confidence computed).
-    """
-    from tcprepro.claims.regime import cell_coverage, first_present_run, unmet_regime
+    emulated
+        The emulated combined datasets of the twins by figure id (``{"X3": ds}``): each
+        claim with a twin gets its second verdict on them. None: this build has no
+        emulated runs, and that verdict is pending ("not emulated in this build").
+    emulation_note
+        Why this build has no emulated runs (the second verdicts' "why" when
+        ``emulated`` is None).
 
+    Raises
+    ------
+    ValueError
+        When a twin's dataset is ns-3's, another figure's, or lacks a dimension of the
+        claim's cells.
+    """
     _load_checks()
     results = []
     for claim in registry if registry is not None else load_registry():
         if study is not None and claim.study != study:
             continue
-        missing = [f for f in claim.requires if f not in datasets]
-        if claim.check == "pending" or missing:
-            reason = claim.pending or f"figure(s) {', '.join(missing)} not generated"
-            results.append(ClaimResult("—", "pending", reason, claim))
-            continue
-        cells = ""
-        if claim.cells:
-            coverage = cell_coverage(claim.cells, datasets)
-            cells = coverage.text()
-            if coverage.present == 0:
-                results.append(
-                    ClaimResult("—", "pending", "none of the claim's cells ran", claim, cells=cells)
-                )
-                continue
-        func = CHECKS[claim.check]
-        result = replace(func(datasets, **claim.args), claim=claim, cells=cells)
-        if result.verdict == "pending":
-            results.append(result)
-            continue
-        unmet = unmet_regime(claim.regime, claim.cells, datasets) if claim.regime else []
-        if unmet:
-            why = "inconclusive at this tier: " + "; ".join(u.text for u in unmet)
-            results.append(
-                replace(result, verdict="inconclusive", explanation=why, trace=unmet[0].run)
-            )
-            continue
-        explanation, trace = "", None
-        if result.verdict == "not reproduced":
-            if claim.explain:
-                explanation = EXPLAINERS[claim.explain](datasets, **claim.explain_args)
-            if not explanation:
-                explanation = _generic_why(claim, datasets)
-            explained = claim.explain_args.get("cells")
-            if explained:
-                trace = first_present_run(explained, datasets, "the first explained cell that ran")
-            if trace is None:
-                trace = first_present_run(claim.cells, datasets, "the claim's first cell that ran")
-        confidence = _confidence(claim, func, datasets, result, resamples)
-        results.append(replace(result, explanation=explanation, confidence=confidence, trace=trace))
+        result = _judge(claim, datasets, resamples)
+        second = _judge_twin(claim, emulated, emulation_note, resamples)
+        results.append(replace(result, emulated=second) if second is not None else result)
     return results
 
 
@@ -332,12 +487,38 @@ def _rows(results: Iterable[ClaimResult]) -> list[dict[str, str]]:
     ]
 
 
+#: the second verdict's columns (empty for a claim without emulated twin)
+_EMULATED_COLUMNS = (
+    "emulated_backend",
+    "emulated_verdict",
+    "emulated_value",
+    "emulated_cells",
+    "emulated_coverage",
+    "emulated_explanation",
+)
+
+
+def _emulated_row(result: ClaimResult) -> dict[str, str]:
+    second = result.emulated
+    if second is None:
+        return dict.fromkeys(_EMULATED_COLUMNS, "")
+    return {
+        "emulated_backend": second.backend,
+        "emulated_verdict": second.verdict,
+        "emulated_value": second.value,
+        "emulated_cells": second.cells,
+        "emulated_coverage": second.coverage,
+        "emulated_explanation": second.explanation,
+    }
+
+
 def write_csv(results: Iterable[ClaimResult], path: str | Path) -> None:
-    """Write the claims table as CSV (with the claim text and tolerance)."""
+    """Write the claims table as CSV (with the claim text, tolerance and second verdict)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=[*_COLUMNS, "text", "tolerance", "explanation"])
+    writer = csv.DictWriter(
+        buffer, fieldnames=[*_COLUMNS, "text", "tolerance", "explanation", *_EMULATED_COLUMNS]
+    )
     writer.writeheader()
     for result, row in zip(results := list(results), _rows(results), strict=True):
         claim = result.claim
@@ -347,9 +528,10 @@ def write_csv(results: Iterable[ClaimResult], path: str | Path) -> None:
                 "text": claim.text if claim else "",
                 "tolerance": claim.tolerance if claim else "",
                 "explanation": result.explanation,
+                **_emulated_row(result),
             }
         )
-    path.write_text(buffer.getvalue())
+    atomic_write(path, buffer.getvalue())
 
 
 def format_table(results: Iterable[ClaimResult]) -> str:
@@ -376,6 +558,23 @@ def format_table(results: Iterable[ClaimResult]) -> str:
                     initial_indent=" " * 8,
                     subsequent_indent=" " * 10,
                 )
+        second = result.emulated
+        if second is not None:
+            verdict = second.verdict.upper() + (f" on {second.cells}" if second.cells else "")
+            out.append(f"{'':<7} {second.backend}: {verdict}")
+            for label, text in (
+                ("reproduced", second.value),
+                ("coverage", second.coverage),
+                ("confidence", second.confidence),
+                ("why", second.explanation),
+            ):
+                if text and text != "—":
+                    out += textwrap.wrap(
+                        f"{label}: {text}",
+                        width=100,
+                        initial_indent=" " * 10,
+                        subsequent_indent=" " * 12,
+                    )
     return "\n".join(out)
 
 
@@ -472,6 +671,43 @@ def _why_item(result: ClaimResult, figure: WhyFigure | None) -> list[str]:
     return lines
 
 
+def _second_verdict(second: ClaimResult) -> str:
+    """The verdict cell's line of the second verdict: "Linux (UML): reproduced, 2 of 4 cells"."""
+    colour = VERDICT_COLOURS.get(second.verdict, "black")
+    detail = second.cells or (second.coverage if second.verdict == "pending" else "")
+    return (
+        rf"\newline{{\footnotesize {tex(second.backend)}: "
+        rf"\textcolor{{{colour}}}{{{tex(second.verdict)}}}"
+        + (f", {tex(detail)}" if detail else "")
+        + "}"
+    )
+
+
+def _second_items(results: list[ClaimResult]) -> list[str]:
+    """The second verdicts in full: what the emulated twin gave, its coverage and why."""
+    seconds = [r for r in results if r.claim is not None and r.emulated is not None]
+    if not seconds:
+        return []
+    lines = [
+        r"\paragraph{The same claims on real Linux TCP (emulated twins).}",
+        r"\begin{description}",
+    ]
+    for r in seconds:
+        assert r.claim is not None
+        assert r.emulated is not None
+        assert r.claim.twin is not None
+        second = r.emulated
+        figure, source = r.claim.twin
+        parts = [f"{second.backend}, {figure}'s emulated runs of {source}'s cells: "]
+        parts[0] += second.verdict
+        if second.value and second.value != "—":
+            parts.append(second.value)
+        parts += [text for text in (second.coverage, second.confidence, second.explanation) if text]
+        lines.append(rf"\item[{tex(r.claim.id)}] " + tex(". ".join(parts)) + ".")
+    lines.append(r"\end{description}")
+    return lines
+
+
 def write_tex(
     results: Iterable[ClaimResult],
     path: str | Path,
@@ -481,7 +717,9 @@ def write_tex(
     """Write the claims table as a LaTeX ``longtable`` (verdicts coloured).
 
     Each row carries the label ``claim:<id>`` (the report's at-a-glance table quotes
-    its page). Explanations of disagreements follow the table as a description list,
+    its page). A claim with an emulated twin has its second verdict on a line of its
+    verdict cell, and in full in a description list after the table. Explanations of
+    disagreements follow the table as a description list,
     each with its claim's trace figure from ``figures`` (:func:`write_why_figures`),
     captioned and labelled ``why:<id>``.
     """
@@ -508,6 +746,8 @@ def write_tex(
             verdict += rf"\newline{{\footnotesize {tex(result.confidence)}}}"
         if result.coverage:
             verdict += rf"\newline{{\footnotesize {tex(result.coverage)}}}"
+        if result.emulated is not None:
+            verdict += _second_verdict(result.emulated)
         text = (
             rf"{tex(claim.text)}\newline{{\footnotesize\emph{{Tolerance:}} "
             rf"{tex(claim.tolerance)}}}"
@@ -517,6 +757,7 @@ def write_tex(
             rf"{tex(claim.paper)} & {tex(result.value)} & {verdict} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
+    lines += _second_items(results)
     explained = [
         r for r in results if r.claim is not None and (r.explanation or r.claim.id in figures)
     ]

@@ -1,0 +1,198 @@
+"""Two verdicts per claim: on ns-3 and on the claim's emulated twin (real Linux TCP).
+
+Synthetic datasets with known answers: an A2-like ns-3 dataset and an emulated twin
+``X9`` running its cells; the twin's verdict is earned the same way as the first one.
+"""
+
+import csv
+from dataclasses import replace
+
+import pytest
+
+from tcprepro.campaign import load_workflow_config
+from tcprepro.claims import check_claims, format_table, load_registry, write_csv, write_tex
+from tcprepro.errors import ConfigError
+from test_claims import ROOT, a_figure, grid
+
+TWIN = {"figure": "X9", "as": "A2", "reason": "X9 runs A2's cells with real Linux TCP"}
+
+
+def registry():
+    """A-c5 (A2, NewReno both ways: up 95 %, down 40 %) with a twin; A-c6 without one."""
+    claims = {c.id: c for c in load_registry()}
+    return [replace(claims["A-c5"], emulated=TWIN), claims["A-c6"]]
+
+
+def emulated(utilisation, route="uml", **kwargs):
+    """An emulated combined dataset of the twin X9 (A2's sweep, backend mininet)."""
+    ds = a_figure("X9", utilisation, rtt_s=0.7, **kwargs)
+    return ds.assign_attrs(backend="mininet", emulation_route=route, figure="X9")
+
+
+@pytest.fixture(scope="module")
+def ns3():
+    return a_figure(
+        "A2",
+        grid((95, 40), Vegas_NewReno=(40, 95), Vegas_Cubic=(40, 96), Vegas_Vegas=(40, 30)),
+        rtt_s=0.7,
+    )
+
+
+def judge(ns3, twin, **kwargs):
+    results = check_claims({"A2": ns3}, registry=registry(), resamples=0, emulated=twin, **kwargs)
+    return {r.claim.id: r for r in results}
+
+
+def test_the_twin_disagrees_and_the_claim_gets_two_different_verdicts(ns3, tmp_path):
+    results = judge(ns3, {"X9": emulated(grid((70, 70)))})
+    first, second = results["A-c5"], results["A-c5"].emulated
+    assert first.verdict == "reproduced"
+    assert "up 95" in first.value
+    assert second is not None
+    assert second.verdict == "not reproduced"
+    assert second.backend == "Linux (UML)"
+    assert "up 70" in second.value
+    assert second.cells == "1 of 1 cells"
+    assert second.explanation  # a disagreement says why, on the twin's traces
+    assert "X9" in second.explanation
+    # the twin's verdict reads the twin: its claim names X9 where the first names A2
+    assert second.claim.requires == ("X9",)
+    assert second.claim.args["figure"] == "X9"
+    # a claim without twin gets no second verdict
+    assert results["A-c6"].emulated is None
+    # the same twin agreeing: two equal verdicts
+    agreeing = judge(ns3, {"X9": emulated(grid((95, 40)))})["A-c5"]
+    assert agreeing.emulated.verdict == "reproduced"
+
+    write_csv(list(results.values()), tmp_path / "T.csv")
+    rows = {r["claim"]: r for r in csv.DictReader((tmp_path / "T.csv").open())}
+    assert rows["A-c5"]["verdict"] == "reproduced"
+    assert rows["A-c5"]["emulated_verdict"] == "not reproduced"
+    assert rows["A-c5"]["emulated_backend"] == "Linux (UML)"
+    assert rows["A-c5"]["emulated_cells"] == "1 of 1 cells"
+    assert "up 70" in rows["A-c5"]["emulated_value"]
+    assert rows["A-c6"]["emulated_verdict"] == ""
+    assert rows["A-c6"]["emulated_value"] == ""
+
+    write_tex(list(results.values()), tmp_path / "T.tex", caption="c")
+    tex = (tmp_path / "T.tex").read_text()
+    line = r"\newline{\footnotesize Linux (UML): \textcolor{BrickRed}{not reproduced}, 1 of 1 cells"
+    assert line in tex
+    assert tex.count("Linux (UML):") == 1  # A-c6 has no second line
+    assert r"\item[A-c5] Linux (UML), X9's emulated runs of A2's cells: not reproduced" in tex
+    text = format_table(list(results.values()))
+    assert "Linux (UML): NOT REPRODUCED on 1 of 1 cells" in text
+
+
+def test_the_twin_missing_the_regime_is_inconclusive(ns3):
+    # 60 s at 0.7 s: about 80 RTTs measured, A-c5's regime asks 300
+    short = emulated(grid((95, 40)), duration_s=60.0)
+    result = judge(ns3, {"X9": short})["A-c5"]
+    assert result.verdict == "reproduced"
+    assert result.emulated.verdict == "inconclusive"
+    assert "shorter than 300 RTTs" in result.emulated.explanation
+    assert "X9" in result.emulated.explanation
+    # the twin running part of the claim's cells: the coverage says so
+    assert result.emulated.cells == "1 of 1 cells"
+    partial = emulated({("Vegas", "Vegas"): (40, 30)})
+    result = judge(ns3, {"X9": partial})["A-c5"]
+    assert result.emulated.verdict == "pending"
+    assert result.emulated.cells == "0 of 1 cells"
+
+
+def test_a_build_without_emulation_says_so(ns3, tmp_path):
+    results = judge(ns3, None, emulation_note="excluded by the profile (emulation: exclude)")
+    second = results["A-c5"].emulated
+    assert second.verdict == "pending"
+    assert second.coverage == "not emulated in this build"
+    assert second.explanation == "excluded by the profile (emulation: exclude)"
+    assert results["A-c6"].emulated is None
+    write_tex(list(results.values()), tmp_path / "T.tex", caption="c")
+    tex = (tmp_path / "T.tex").read_text()
+    assert r"\textcolor{gray}{pending}, not emulated in this build}" in tex
+    # emulation in the build, but not this twin
+    assert judge(ns3, {})["A-c5"].emulated.explanation == "X9 has no emulated dataset in this build"
+
+
+def test_a_twin_dataset_that_cannot_judge_the_claim_is_an_error(ns3):
+    with pytest.raises(ValueError, match="is ns-3's"):
+        judge(ns3, {"X9": emulated(grid((95, 40))).assign_attrs(backend="ns3")})
+    with pytest.raises(ValueError, match="is A1's"):
+        judge(ns3, {"X9": emulated(grid((95, 40))).assign_attrs(figure="A1")})
+    without_up = emulated(grid((95, 40))).isel(up=0, drop=True)
+    with pytest.raises(ValueError, match="has no dimension up"):
+        judge(ns3, {"X9": without_up})
+
+
+def test_registry_twins_are_validated(tmp_path):
+    base = (ROOT / "src/tcprepro/claims/registry.yaml").read_text()
+
+    def load(block):
+        entry = base.split("- id: D-c2")[0].split("- id: D-c1")[1]
+        entry = "- id: D-c1" + entry.split("  emulated:")[0] + f"  emulated: {block}\n"
+        path = tmp_path / "r.yaml"
+        path.write_text(entry)
+        return load_registry(path)
+
+    assert load("{figure: X3, as: D1, reason: r}")[0].twin == ("X3", "D1")
+    assert load("{reason: no twin}")[0].twin is None
+    with pytest.raises(ValueError, match="states its reason"):
+        load("{figure: X3, as: D1}")
+    with pytest.raises(ValueError, match="a figure the claim requires"):
+        load("{figure: X3, as: D3, reason: r}")
+    with pytest.raises(ValueError, match=r"need emulated\.figure"):
+        load("{as: D1, reason: r}")
+    with pytest.raises(ValueError, match="unknown emulated keys"):
+        load("{figure: X3, as: D1, reason: r, tier: smoke}")
+
+
+def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    assert config.twins("D") == {"X3": "D1"}
+    assert config.twins("C") == {}  # C-c3 states why X2 cannot judge it
+    claims = {c.id: c for c in load_registry()}
+    assert claims["C-c3"].emulated["reason"].startswith("no twin can judge it")
+    d_c1 = claims["D-c1"]
+
+    def twins_with(**block):
+        claim = replace(d_c1, emulated={"reason": "r", **block})
+        monkeypatch.setattr("tcprepro.claims.load_registry", lambda: [claim])
+        return load_workflow_config(ROOT / "workflow/config.yaml").twins("D")
+
+    with pytest.raises(ConfigError, match="X7 is no figure"):
+        twins_with(figure="X7", **{"as": "D1"})
+    with pytest.raises(ConfigError, match="is a figure of study C"):
+        twins_with(figure="X2", **{"as": "D1"})
+    with pytest.raises(ConfigError, match="not run by both backends"):
+        twins_with(figure="D1.1", **{"as": "D1"})
+    # a claim reading a cell its twin does not sweep (a 32-MiB send buffer)
+    narrow = replace(
+        d_c1,
+        cells=({**d_c1.cells[0], "send_buffer": ["64KiB", "32MiB"]},),
+        emulated={"figure": "X3", "as": "D1", "reason": "r"},
+    )
+    monkeypatch.setattr("tcprepro.claims.load_registry", lambda: [narrow])
+    with pytest.raises(ConfigError, match="X3 has no cell with send_buffer = '32MiB'"):
+        load_workflow_config(ROOT / "workflow/config.yaml").twins("D")
+
+
+def test_the_report_counts_second_verdicts_apart(ns3, tmp_path):
+    """The at-a-glance totals stay those of the first verdicts; the second are counted apart."""
+    import re
+
+    from tcprepro.paper import _glance, read_verdicts
+
+    results = list(judge(ns3, {"X9": emulated(grid((70, 70)))}).values())
+    write_csv(results, tmp_path / "A.csv")
+    verdicts = read_verdicts([tmp_path / "A.csv"])
+    text = _glance(
+        load_workflow_config(ROOT / "workflow/config.yaml"), "smoke", [], {}, {}, verdicts
+    )
+    totals = re.search(r"^total & (.*) \\\\$", text, re.M)[1].split(" & ")
+    assert totals == ["2", "2"]  # both reproduced on ns-3: the twin's disagreement not counted
+    assert (
+        r"1 of them are also judged on real Linux TCP (their emulated twins, a second verdict "
+        r"counted apart): 1 \textcolor{BrickRed}{not reproduced}" in text
+    )
+    row = next(line for line in text.splitlines() if line.startswith("A-c5 &"))
+    assert r"Linux (UML): \textcolor{BrickRed}{not reproduced}" in row
