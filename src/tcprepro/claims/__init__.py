@@ -703,7 +703,9 @@ def _second_items(results: list[ClaimResult]) -> list[str]:
         if second.value and second.value != "—":
             parts.append(second.value)
         parts += [text for text in (second.coverage, second.confidence, second.explanation) if text]
-        lines.append(rf"\item[{tex(r.claim.id)}] " + tex(". ".join(parts)) + ".")
+        sentences = [p.rstrip(". ") for p in parts]  # each a sentence, its first letter capital
+        text = ". ".join(s[:1].upper() + s[1:] for s in sentences if s)
+        lines.append(rf"\item[{tex(r.claim.id)}] {tex(text)}.")
     lines.append(r"\end{description}")
     return lines
 
