@@ -451,3 +451,33 @@ def test_the_verify_section_compiles_and_prints_its_row(tmp_path):
     assert f"({runs} runs)" in row
     log = (tmp_path / "t.log").read_text(errors="replace")
     assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
+
+
+def test_the_verify_section_lists_apart_the_claims_no_verify_run_decided(tmp_path):
+    """A restricted verify build judges its study's other claims as pending: they are not
+    verify verdicts; this build's undecided claims without one are named, and a verdict
+    that changes with the run length says that this tier is too short for it."""
+    from tcprepro.paper import _verify_section, read_verdicts
+
+    here = tmp_path / "B.csv"
+    here.write_text(
+        "claim,paper,reproduced,verdict,cells,confidence\n"
+        "B-c1,p,r,inconclusive,1 of 1 cells,\n"
+        "B-c2,p,r,inconclusive,3 of 3 cells,\n"
+        "B-c3,p,r,reproduced,8 of 8 cells,fragile: 10 of 16 resamples agree\n"
+        "B-c4,p,r,not reproduced,2 of 2 cells,robust: 27 of 27\n"
+    )
+    verify = tmp_path / "verify" / "B.csv"
+    verify.parent.mkdir()
+    verify.write_text(
+        "claim,paper,reproduced,verdict,cells\n"
+        "B-c1,p,r,reproduced,1 of 1 cells\n"
+        "B-c2,p,—,pending,0 of 3 cells\n"
+        "B-c3,p,—,pending,0 of 8 cells\n"
+        "B-c4,p,r,not reproduced,2 of 2 cells\n"
+    )
+    text = _verify_section(_config(), "quick", read_verdicts([here]), read_verdicts([verify]))
+    rows = [line.split(" & ")[0] for line in text.splitlines() if " & " in line]
+    assert [r for r in rows if r.startswith("B-")] == ["B-c1", "B-c4"]
+    assert "differs from this build's (B-c1), the quick tier is too short" in text
+    assert "other 2 claims this build leaves inconclusive or fragile: B-c2, B-c3" in text

@@ -496,7 +496,7 @@ def _provenance(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | 
 
 
 def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
-    """Rows (claim, study, verdict, cells, coverage) of the claims CSVs ``data/claims/<study>.csv``.
+    """Rows (claim, study, verdict, cells, coverage, confidence) of ``data/claims/<study>.csv``.
 
     The study is the CSV's stem; every verdict string the CSVs hold is kept as is (a
     verdict the report has no colour for is printed in black). ``cells`` is the claim's
@@ -515,6 +515,7 @@ def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
                         "verdict": row["verdict"],
                         "cells": row.get("cells", "") or "",
                         "coverage": row.get("coverage", "") or "",
+                        "confidence": row.get("confidence", "") or "",
                         "emulated_verdict": row.get("emulated_verdict", "") or "",
                         "emulated_backend": row.get("emulated_backend", "") or "",
                         "emulated_cells": row.get("emulated_cells", "") or "",
@@ -698,7 +699,10 @@ def _verify_section(
             r"at the paper's settings." + "\n"
         )
     here = {row["claim"]: row["verdict"] for row in verdicts}
-    cost = verify_cost(config, [row["claim"] for row in verify])
+    # a verify build restricted to some claims still judges the others of its studies:
+    # those (no cell ran) are listed apart, never as verify verdicts
+    ran = [row for row in verify if row["verdict"] != "pending"]
+    cost = verify_cost(config, [row["claim"] for row in ran])
     lines = [
         head,
         r"\begin{longtable}{@{}P{0.08\linewidth}P{0.2\linewidth}P{0.2\linewidth}"
@@ -714,7 +718,7 @@ def _verify_section(
         r"\\ \midrule",
         r"\endhead",
     ]
-    for row in verify:
+    for row in ran:
         runs, seconds = cost[row["claim"]]
         spent = f"{_hours(seconds)} ({runs} runs)" if runs else "—"
         mine = here.get(row["claim"])
@@ -723,6 +727,28 @@ def _verify_section(
             rf"{_verdict(row['verdict'])} & {tex(row['cells'] or '—')} & {tex(spent)} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
+    decided = {row["claim"] for row in ran}
+    changed = [
+        row["claim"] for row in ran if here.get(row["claim"], row["verdict"]) != row["verdict"]
+    ]
+    if changed:
+        lines.append(
+            rf"Where the verify verdict differs from this build's ({tex(', '.join(changed))}), "
+            rf"the {tex(tier)} tier is too short to decide that claim: read the verify verdict."
+        )
+    fragile = {row["claim"] for row in verdicts if row.get("confidence", "").startswith("fragile")}
+    undecided = [
+        row["claim"]
+        for row in verdicts
+        if (row["verdict"] == "inconclusive" or row["claim"] in fragile)
+        and row["claim"] not in decided
+    ]
+    if undecided:
+        lines.append(
+            rf"No verify run yet for the other {len(undecided)} claims this build leaves "
+            rf"inconclusive or fragile: {tex(', '.join(undecided))} (the cost of each: "
+            r"\texttt{tcprepro plan --tier verify --claim ID})."
+        )
     return "\n".join(lines) + "\n"
 
 
