@@ -65,12 +65,13 @@ def utilisation_grid(
     rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep")
     n_reps = int(ds.sizes.get("rep", 1))
 
-    grid_width = min(1.05 * len(cols), 4.3)
+    # the heat maps get room for one 3-digit value per cell (4 columns at 6.5 pt)
+    grid_width = min(0.95 * len(cols), 3.8)
     fig = plt.figure(
-        figsize=(grid_width + 2.3, min(0.95 * len(rows) + 0.9, MAX_HEIGHT_IN)),
+        figsize=(grid_width + 2.8, min(0.95 * len(rows) + 0.9, MAX_HEIGHT_IN)),
         layout="constrained",
     )
-    left, right = fig.subfigures(1, 2, width_ratios=[grid_width, 2.3])
+    left, right = fig.subfigures(1, 2, width_ratios=[grid_width, 2.8])
     axes = left.subplots(len(rows), len(cols), sharex=True, sharey=True, squeeze=False)
     palette = {"Up": "#4c72b0", "Down": "#dd8452"}
     drawn_cells = 0
@@ -114,6 +115,7 @@ def utilisation_grid(
         sns.heatmap(
             values.clip(lower=rtt_range_ms[0], upper=rtt_range_ms[1]),
             annot=values,
+            annot_kws={"fontsize": FONT_PT - 1.5},
             fmt=".0f",
             cmap="Blues",
             norm=norm,
@@ -130,6 +132,7 @@ def utilisation_grid(
         ax.set_xlabel(col_label)
         ax.set_ylabel(row_label)
         ax.tick_params(axis="y", labelrotation=0)
+        ax.tick_params(axis="x", labelrotation=90)
         for y, up in enumerate(values.index):
             for x, down in enumerate(values.columns):
                 if not np.isfinite(values.loc[up, down]):
@@ -198,12 +201,12 @@ def response_time_curves(
             if load is not None:
                 panel = panel[np.isclose(panel["load"], load)]
             drawn_here = False
-            censored_text = []
+            censored_text: list[int] = []
             for down in downs:
                 curve = panel[(panel["down"] == down) & (panel["n"] >= min_transfers)]
                 censored = int(panel.loc[panel["down"] == down, "censored"].sum())
                 if censored:
-                    censored_text.append(f"{down} {censored}")
+                    censored_text.append(censored)
                 if curve.empty:
                     continue
                 drawn_here = True
@@ -238,8 +241,16 @@ def response_time_curves(
                 )
             if drawn_here:
                 n_drawn += 1
-                if censored_text:
-                    ax.set_xlabel("censored: " + ", ".join(censored_text), fontsize=FONT_PT - 2)
+                if censored_text:  # one short line in the corner: panels sit side by side
+                    ax.text(
+                        0.97,
+                        0.03,
+                        f"censored: {sum(censored_text)}",
+                        transform=ax.transAxes,
+                        ha="right",
+                        va="bottom",
+                        fontsize=FONT_PT - 2,
+                    )
             else:
                 few = not panel.empty and panel["n"].sum() > 0
                 empty = f"fewer than {min_transfers}\ntransfers per size bin" if few else "pending"
@@ -250,7 +261,8 @@ def response_time_curves(
             if not shown.empty:
                 ax.set_ylim(y_low, y_high)
             ax.set_ylabel("mean response time (s)" if j == 0 else "")
-            load_text = f", load {load:.0%}" if load is not None else ""
+            # two lines: four panels side by side leave no room for one
+            load_text = f"\nload {load:.0%}" if load is not None else ""
             ax.set_title(f"upload {up}{load_text}")
     for ax in axes.flat:
         ax.tick_params(axis="x", labelrotation=45)
@@ -264,8 +276,8 @@ def response_time_curves(
     facts = Drawn(panels=axes.size + 2, panels_drawn=n_drawn).say(
         f"Bands and error bars: 95 % confidence interval of the mean over the transfers of "
         f"{pooled}; size bins with fewer than {min_transfers} completed transfers are not drawn.",
-        "Censored transfers (still running at the end, never averaged) are counted under each "
-        "panel."
+        "Censored transfers (still running at the end, never averaged) are counted in each "
+        "panel's lower right corner, all download variants together."
         if (summary["censored"] > 0).any()
         else "",
     )
