@@ -363,6 +363,10 @@ def test_ctrl_c_during_a_run_leaves_nothing_behind(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a test run started in the background of a non-interactive shell inherits
+        # SIGINT ignored, and Python then installs no KeyboardInterrupt handler: give the
+        # child the default disposition, as a terminal's Ctrl-C would find it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(
