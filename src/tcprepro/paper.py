@@ -747,7 +747,7 @@ def _verify_section(
         lines.append(
             rf"No verify run yet for the other {len(undecided)} claims this build leaves "
             rf"inconclusive or fragile: {tex(', '.join(undecided))} (the cost of each: "
-            r"\texttt{tcprepro plan --tier verify --claim ID})."
+            r"\texttt{tcprepro plan -{}-tier verify -{}-claim ID})."  # no en-dash ligature
         )
     return "\n".join(lines) + "\n"
 
