@@ -399,19 +399,19 @@ def traffic_strip(
     points = loads.drop_duplicates("draw")
     shared = len(points) < len(loads)
     levels = sorted(points["target_load"].unique())
+    # one style for the measured points and their legend key
+    point_style = {
+        "marker": "o",
+        "markersize": 3,
+        "linestyle": "none",
+        "color": colour,
+        "markeredgecolor": "0.3",
+        "markeredgewidth": 0.5,
+    }
     for x, level in enumerate(levels):
         at = points[np.isclose(points["target_load"], level)]
         spread = np.linspace(-0.18, 0.18, len(at)) if len(at) > 1 else np.zeros(1)
-        load_ax.plot(
-            x + spread,
-            100 * at["offered_load"],
-            marker="o",
-            markersize=3,
-            linestyle="none",
-            color=colour,
-            markeredgecolor="0.3",
-            markeredgewidth=0.5,
-        )
+        load_ax.plot(x + spread, 100 * at["offered_load"], **point_style)
         load_ax.plot(
             [x - 0.32, x + 0.32], [100 * level] * 2, color=line, linewidth=1.0, linestyle="--"
         )
@@ -425,16 +425,7 @@ def traffic_strip(
         [
             plt.Rectangle((0, 0), 1, 1, color=colour),
             plt.Line2D([], [], color=line, linewidth=1.0),
-            plt.Line2D(
-                [],
-                [],
-                marker="o",
-                markersize=3,
-                linestyle="none",
-                color=colour,
-                markeredgecolor="0.3",
-                markeredgewidth=0.5,
-            ),
+            plt.Line2D([], [], **point_style),
             plt.Line2D([], [], color=line, linewidth=1.0, linestyle="--"),
         ],
         [
