@@ -535,12 +535,14 @@ def test_vm_route_d1_window_from_ss_agrees_with_throughput_times_rtt(vm_batch):
             ]
         ].to_string()
     )
-    assert small["measured_bps"] < 0.5 * small["capacity_bps"]
     flags = (
         vm_batch["d1_1MiB"].attrs["fidelity_flags"] + vm_batch["d1_16KiB"].attrs["fidelity_flags"]
     )
     if int(small["fidelity_ok"]) == 0 or int(large["fidelity_ok"]) == 0:
+        # a flagged run is no evidence of anything, D-c2 included: QEMU TCG lost its time
+        # base (a 16-KiB cell with 0.9 s of mean RTT and 470 KB "in flight" was seen so)
         pytest.skip(f"the fidelity gate flagged the runs (host too busy for TCG): {flags}")
+    assert small["measured_bps"] < 0.5 * small["capacity_bps"]
     assert small["window_bytes"] == pytest.approx(small["window_little_bytes"], rel=0.3)
     assert large["measured_bps"] >= 0.85 * large["capacity_bps"]
 
