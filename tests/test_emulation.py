@@ -781,6 +781,43 @@ def test_udp_probe_rate_ignores_a_late_end_of_test_message(tmp_path):
     assert math.isnan(udp_received_bps(tmp_path / "bad.json", 2.0))
 
 
+def test_iperf2_udp_probe_rate_reads_the_servers_whole_intervals(tmp_path):
+    """iperf 2 sends the probe where it sends the flows (UML: it sleeps, iperf3 polls);
+    its server's CSV has a line per 0.5-s interval and the whole test last."""
+    from tcprepro.emulation import probe
+
+    report = tmp_path / "probe.csv"
+    lines = [
+        (0.0, 0.5, 657090),
+        (0.5, 1.0, 654150),
+        (1.0, 1.5, 654150),
+        (1.5, 2.0, 651210),
+        (2.0, 2.06, 20000),  # the queue draining after the client stopped
+        (0.0, 2.06, 2636600),  # the whole test, up to the last datagram
+    ]
+    report.write_text(
+        "".join(
+            f"20261124063505,10.0.0.1,46102,10.0.1.1,6201,1,{a:.1f}-{b:.2f},{n},"
+            f"{8 * n / (b - a):.0f},0.001,0,447,0.000,0\n"
+            for a, b, n in lines
+        )
+    )
+    assert probe.iperf2_udp_received_bps(report, 2.0) == pytest.approx(
+        8 * (657090 + 654150 + 654150 + 651210) / 2.0
+    )
+    # a probe shorter than a report interval: the whole test; nothing readable: NaN
+    assert probe.iperf2_udp_received_bps(report, 0.3) == pytest.approx(8 * 2636600 / 2.06)
+    (tmp_path / "empty.csv").write_text("iperf: connect failed\n")
+    assert math.isnan(probe.iperf2_udp_received_bps(tmp_path / "empty.csv", 2.0))
+    assert math.isnan(probe.iperf2_udp_received_bps(tmp_path / "missing.csv", 2.0))
+    client = probe._client_argv("iperf2", "10.0.1.1", 6201, 10.5e6, 1472, 2.0)
+    assert client[:2] == ["iperf", "-c"]
+    assert "-u" in client
+    assert client[client.index("-b") + 1] == "10500000"
+    assert probe._server_argv("iperf2", 6201)[:3] == ["iperf", "-s", "-u"]
+    assert probe._client_argv("iperf3", "10.0.1.1", 6201, 10.5e6, 1472, 2.0)[0] == "iperf3"
+
+
 def test_crosscheck_compares_a_cells_total_and_bounds_relative_differences(tmp_path):
     """X2 compares each cell's total utilisation (C3.1's efficiency); X3 also bounds the
     relative difference, which a window-limited flow doubling its throughput exceeds

@@ -357,6 +357,12 @@ def test_the_gate_passes_a_500mbps_probe_and_flags_a_misshaped_path(tmp_path):
             f"{ds.attrs['wall_time_ratio']}; flags: {ds.attrs['fidelity_flags'] or 'none'}"
         )
     assert good.attrs["fidelity_ok"] == 1, good.attrs["fidelity_flags"]
+    # iperf 2 sent the probe (it sleeps; iperf3 polls the clock), and the run's stages are
+    # timed on both clocks: the 1-s probe, its pings and drain in guest seconds
+    assert good.attrs["traffic_tool"] == "iperf2"
+    assert good.attrs["stage_probe_guest_s"] >= 1.0
+    assert good.attrs["stage_traffic_guest_s"] >= 1.0
+    assert good.attrs["stage_probe_wall_s"] > 0
     assert float(good["link_probe_goodput_bps"].sel(link="bottleneck")) == pytest.approx(
         float(good["link_probe_expected_bps"].sel(link="bottleneck")), rel=0.05
     )
@@ -506,7 +512,10 @@ def test_a1_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
             f"{emu['emu_rtt_ms']:.0f} ms vs {rtt.min():.0f}-{rtt.max():.0f} "
             f"(median {rtt.median():.0f})"
         )
-        low, high = util.min() - tolerance["utilisation_pp"], util.max() + tolerance["utilisation_pp"]
+        low, high = (
+            util.min() - tolerance["utilisation_pp"],
+            util.max() + tolerance["utilisation_pp"],
+        )
         assert low <= emu["emu_util_pct"] <= high, (flow, shown)
         low, high = rtt.min() * (1 - tolerance["rtt_rel"]), rtt.max() * (1 + tolerance["rtt_rel"])
         assert low <= emu["emu_rtt_ms"] <= high, (flow, shown)

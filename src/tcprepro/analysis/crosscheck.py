@@ -136,7 +136,9 @@ def _provenance(emulated: xr.Dataset) -> str:
     tool = str(emulated.attrs.get("traffic_tool", "iperf3"))
     if tool == "iperf3":
         parts.append(f"iperf3 {emulated.attrs.get('iperf3_version', '?')}")
-    else:  # iperf 2 sends the TCP flows; iperf3 still sends the gate's UDP probe
+    elif "stage_probe_wall_s" in emulated.attrs:  # iperf 2 sends the flows and the probe
+        parts.append(f"{tool} {emulated.attrs.get('traffic_tool_version', '?')}")
+    else:  # runs made before iperf 2 sent the probe too: iperf3 sent the gate's UDP probe
         version = emulated.attrs.get("traffic_tool_version", "?")
         parts.append(
             f"{tool} {version} (probe: iperf3 {emulated.attrs.get('iperf3_version', '?')})"

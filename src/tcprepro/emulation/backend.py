@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,35 @@ class EmulationOptions:
     traffic_tool: str = "iperf3"
     tolerances: Tolerances = field(default_factory=Tolerances)
     extra_attrs: Mapping[str, Any] = field(default_factory=dict)
+    #: the host's wall clock in seconds (inside a UML guest the process clock is virtual:
+    #: :func:`tcprepro.emulation.uml.host_wall_clock`); None: this process's clock
+    wall_clock: Callable[[], float] | None = None
+
+
+class _StageTimer:
+    """Guest and wall seconds of each stage of a run (the probes, the traffic).
+
+    On a virtual clock the two differ: a stage's wall time over its guest time is
+    what it costs, and a stage that busy-polls shows as many wall seconds per guest
+    second (``stage_<name>_guest_s`` and ``stage_<name>_wall_s`` in the dataset).
+    """
+
+    def __init__(self, wall_clock: Callable[[], float] | None) -> None:
+        self.wall_clock = wall_clock or time.perf_counter
+        self.laps: dict[str, tuple[float, float]] = {}
+        self._last = (time.perf_counter(), self.wall_clock())
+
+    def lap(self, name: str) -> None:
+        now = (time.perf_counter(), self.wall_clock())
+        self.laps[name] = (now[0] - self._last[0], now[1] - self._last[1])
+        self._last = now
+
+    def attrs(self) -> dict[str, float]:
+        out = {}
+        for name, (guest, wall) in self.laps.items():
+            out[f"stage_{name}_guest_s"] = round(guest, 3)
+            out[f"stage_{name}_wall_s"] = round(wall, 3)
+        return out
 
 
 def check_scenario(scenario: Scenario, tool: str = "iperf3") -> capabilities.Needs:
@@ -229,9 +258,12 @@ def run_scenario(
             sigterm_as_interrupt(),
             Emulation(scenario, plan, workdir, options.traffic_tool) as emu,
         ):
-            report = probe_links(emu, options.probe_s, options.tolerances)
+            stages = _StageTimer(options.wall_clock)
+            report = probe_links(emu, options.probe_s, options.tolerances, options.traffic_tool)
+            stages.lap("probe")
             cpu = CpuMonitor()
             info = _traffic(emu, cpu, progress)
+            stages.lap("traffic")
             report.cpu_mean_busy, report.cpu_saturated_fraction = cpu.summary(
                 options.tolerances.cpu_busy
             )
@@ -256,6 +288,7 @@ def run_scenario(
             scenario, rep, plan, needs, options, samples, info, report, trees, sysctls, workdir
         )
         dataset.attrs["wall_time_s"] = round(time.perf_counter() - started, 3)
+        dataset.attrs.update(stages.attrs())
         return dataset
     finally:
         if keep_workdir is not None:

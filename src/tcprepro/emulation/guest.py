@@ -104,6 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 route=route,
                 tolerances=tolerances,
                 extra_attrs={**job["attrs"], **vm_attrs},
+                wall_clock=clock,
                 **opts,
             )
             ds = run_scenario(scenario, int(job["rep"]), options=options)

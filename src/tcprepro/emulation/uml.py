@@ -88,7 +88,7 @@ MEMORY_MIB = 2048
 TCP_MEM_PAGES = tuple(MEMORY_MIB * 256 * k // 4 for k in (1, 2, 3))
 # The wall-clock limit of a boot guards against a hang; it is not a speed target. Measured
 # on the 2-core machine with a load of 10-14 (other jobs): 5 s to init, 10 s of imports,
-# 40 s of Mininet set-up, 45 wall s per guest s of the busy-polling UDP probe, 12 wall s
+# 40 s of Mininet set-up, 45 wall s per guest s of the UDP probe when iperf3 sent it, 12 wall s
 # per guest s of a 10 Mb/s run sampled every 0.1 s (every sample forks ss and tc).
 #: wall seconds the boot (to init) and the power-off may take
 BOOT_S = 120.0
