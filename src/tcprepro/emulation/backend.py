@@ -54,7 +54,7 @@ from tcprepro.emulation import capabilities, iperf, linux, traces
 from tcprepro.emulation.fidelity import CpuMonitor, FidelityReport, Tolerances, sleep_until
 from tcprepro.emulation.network import Emulation, sigterm_as_interrupt
 from tcprepro.emulation.probe import probe_links
-from tcprepro.emulation.topo import qdisc_tree
+from tcprepro.emulation.topo import qdisc_tree, relay_name, with_relays
 from tcprepro.errors import CapabilityError
 from tcprepro.scenario import Scenario
 from tcprepro.store import RawTraces, link_info, make_run_dataset, run_attributes
@@ -250,7 +250,7 @@ def run_scenario(
     options = options or EmulationOptions()
     scenario.check_rep(rep)
     needs = check_scenario(scenario, options.traffic_tool)
-    plan = build_plan(scenario, rep)
+    plan = with_relays(build_plan(scenario, rep))
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="tcprepro-emu-"))
     try:
@@ -376,7 +376,13 @@ def _dataset(
         "qdiscs_needed": " ".join(needs.qdiscs),
         "congestion_controls_available": " ".join(capabilities.congestion_controls()),
         "sysctls": json.dumps(sysctls, sort_keys=True),
-        "offloads": "tso, gso, gro off on every emulated interface (checked with ethtool -k)",
+        "offloads": (
+            "tso, gso, gro off on every emulated interface (checked with ethtool -k), "
+            "gso_max_segs 1 (TCP builds one-segment packets)"
+        ),
+        # nodes carrying a host's traced egress (topo.with_relays)
+        "relays": " ".join(relay_name(h) for h in plan.hosts if relay_name(h) in plan.routers)
+        or "none",
         "socket_buffer_bytes": iperf.socket_buffer_bytes(scenario.tcp),
         "traffic_tool": tool,
         "traffic_tool_version": capabilities.tool_version(tool),

@@ -10,7 +10,10 @@ per-namespace TCP sysctls.
 
 Field meanings match ns-3 (see :mod:`tcprepro.topology`): the queue of a
 direction sits at the egress of its *sending* side, so link ``a``--``b``
-shapes ``a_to_b`` on ``a``'s interface and ``b_to_a`` on ``b``'s.
+shapes ``a_to_b`` on ``a``'s interface and ``b_to_a`` on ``b``'s. One exception
+(:func:`with_relays`): a traced direction leaving an end host is shaped one hop
+further, on a relay node, because Linux keeps a sender's own egress queue nearly
+empty (TCP small queues).
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ from __future__ import annotations
 import functools
 import subprocess
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from tcprepro.emulation import linux
 from tcprepro.errors import CapabilityError
 from tcprepro.scenario import Scenario, TcpSettings
-from tcprepro.topology import NetworkPlan, PlannedDirection
+from tcprepro.topology import NetworkPlan, PlannedDirection, PlannedLink
 
 __all__ = [
     "Addressing",
@@ -33,6 +36,7 @@ __all__ = [
     "make_topo",
     "shaped_intf_class",
     "verify_offloads",
+    "with_relays",
 ]
 
 #: offloads that would let a "packet" be a 64 KB super-packet in a queue
@@ -41,6 +45,53 @@ OFFLOADS = {
     "gso": "generic-segmentation-offload",
     "gro": "generic-receive-offload",
 }
+
+
+#: the relay hop in front of a shaped end host: fast, no delay, an ample FIFO
+RELAY_DIRECTION = PlannedDirection(10e9, 0.0, 1000, "fifo")
+
+
+def relay_name(host: str) -> str:
+    """The node that carries ``host``'s shaped egress (see :func:`with_relays`)."""
+    return f"{host}_nic"
+
+
+def with_relays(plan: NetworkPlan) -> NetworkPlan:
+    """The plan with a relay node wherever a traced direction leaves an end host.
+
+    ns-3 queues a direction's packets at the egress of its sending node, and so
+    does Linux, but a Linux sender's own egress queue is not a link buffer: TCP
+    small queues let each socket keep only about two packets (1 ms at its pacing
+    rate) in its host's qdiscs, so a bottleneck shaped on the sender's interface
+    never fills its FIFO, and before GSO was capped to one segment it held two
+    26-segment packets instead. (Measured on the UML route: a lone upload of
+    A1's 2 Mb/s uplink at zero delay had 52 packets in flight, 2 GSO packets in
+    the 40-packet FIFO and an RTT of 315 ms against ns-3's 195 ms; with one segment
+    per packet, 2-3 packets in flight and 18 ms.) The paper's ADSL modem is a box
+    of its own: so is the relay. The link ``host``--``x`` whose ``host`` side is
+    traced becomes ``host``--relay (fast, unshaped in effect) and relay--``x``
+    (the original directions), so the traced queue sees forwarded packets, one
+    segment each, whatever their sender's socket does.
+    """
+    hosts = set(plan.hosts)
+    links: list[PlannedLink] = []
+    relays: list[str] = []
+    for link in plan.links:
+        if link.a in hosts and link.a_to_b.trace_name:
+            relay = relay_name(link.a)
+            relays.append(relay)
+            links.append(PlannedLink(link.a, relay, RELAY_DIRECTION, RELAY_DIRECTION))
+            links.append(replace(link, a=relay))
+        elif link.b in hosts and link.b_to_a.trace_name:
+            relay = relay_name(link.b)
+            relays.append(relay)
+            links.append(PlannedLink(relay, link.b, RELAY_DIRECTION, RELAY_DIRECTION))
+            links.append(replace(link, b=relay))
+        else:
+            links.append(link)
+    if not relays:
+        return plan
+    return replace(plan, routers=(*plan.routers, *relays), links=tuple(links))
 
 
 def _check(node: Any, argv: list[str]) -> str:
@@ -200,6 +251,11 @@ def shaped_intf_class() -> type:
                 features = [item for name in OFFLOADS for item in (name, "off")]
                 _check(node, ["ethtool", "-K", self.name, *features])
                 verify_offloads(node, self.name)
+                # GSO off on the device is not enough: Linux's TCP always builds GSO
+                # packets (software segmentation happens after the qdisc), so a sender's
+                # own egress qdisc queued 26-segment packets and its "40-packet" FIFO
+                # held 40 of them. One segment per packet, as on the wire and in ns-3.
+                _check(node, ["ip", "link", "set", "dev", self.name, "gso_max_segs", "1"])
             if egress is not None and tcp is not None:
                 for argv in linux.egress_commands(self.name, egress, tcp):
                     _check(node, argv)
