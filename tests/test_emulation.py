@@ -386,7 +386,8 @@ def test_ctrl_c_during_a_run_leaves_nothing_behind(tmp_path):
 def test_ns3_and_emulation_agree_at_zero_delay():
     """One NewReno flow at a time over each direction of a zero-delay 10/2 Mb/s access
     link (study A's buffers), its ACKs on the other direction: utilisation within 10
-    percentage points (the stated tolerance of the cross-check X1) in the two backends.
+    percentage points and mean RTT within 20 % (the stated tolerance of the cross-check
+    X1) in the two backends.
     Antiparallel flows are X1's job and are reported there, not asserted here: how the
     two directions share depends on ACK compression and is chaotic (two 60-s runs of the
     same cell gave 62.9 % and 63.2 % upload utilisation in ns-3, 48.2 % and 88.8 %
@@ -403,11 +404,23 @@ def test_ns3_and_emulation_agree_at_zero_delay():
         del data["flows"][other]
         scenario = load_scenario_dict(data)
         _native_or_skip(scenario)
-        ns3_pct = 100 * float(metrics.utilisation(simulate(scenario, 0)).sel(flow=flow))
-        emu_pct = 100 * float(metrics.utilisation(emulate(scenario, 0)).sel(flow=flow))
-        print(f"{flow}: ns-3 {ns3_pct:.1f} %, emulation {emu_pct:.1f} %")
+        simulated, emulated = simulate(scenario, 0), emulate(scenario, 0)
+        ns3_pct = 100 * float(metrics.utilisation(simulated).sel(flow=flow))
+        emu_pct = 100 * float(metrics.utilisation(emulated).sel(flow=flow))
+        ns3_rtt, emu_rtt = (
+            float(ds["rtt_s"].sel(flow=flow).where(metrics.window(ds)).mean())
+            for ds in (simulated, emulated)
+        )
+        print(
+            f"{flow}: ns-3 {ns3_pct:.1f} %, {ns3_rtt * 1e3:.1f} ms; emulation {emu_pct:.1f} %, "
+            f"{emu_rtt * 1e3:.1f} ms (relays: {emulated.attrs['relays']})"
+        )
         assert ns3_pct >= 90.0, (flow, ns3_pct)  # a lone bulk flow fills its link
         assert abs(ns3_pct - emu_pct) <= 10.0, (flow, ns3_pct, emu_pct)
+        # the queue the flow fills is its link's FIFO in both: the upload's too, since it
+        # is shaped on a relay (on the client's own interface Linux's small queues and
+        # GSO packets made it 545 ms against ns-3's 195)
+        assert emu_rtt == pytest.approx(ns3_rtt, rel=0.2), (flow, ns3_rtt, emu_rtt)
 
 
 # ---------------------------------------------------------------------------
