@@ -20,7 +20,7 @@ from tcprepro.emulation.fidelity import Tolerances
 from tcprepro.emulation.topo import Addressing
 from tcprepro.errors import CapabilityError, ConfigError
 from tcprepro.scenario import TcpSettings
-from tcprepro.scenario_io import apply_overrides, load_scenario_dict
+from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
 from tcprepro.store import validate_run_dataset
 from tcprepro.topology import PlannedDirection, build_plan
 
@@ -154,6 +154,71 @@ def test_scenario_needs_name_netem_only_for_delays_and_the_linux_variant_names()
     needs = capabilities.scenario_needs(load_scenario_dict(flat))
     assert "netem" not in needs.qdiscs
     assert needs.congestion_controls == ("vegas",)
+
+
+def test_delayed_ack_factor_maps_to_linux_default_or_quickack_on_every_route():
+    """b = 2 is Linux's default delayed ACK (no metric); b = 1 is ``quickack 1``, set on
+    the routes with the other metrics, so the receiver's route towards the sender has it."""
+    assert linux.route_metrics(TcpSettings(delayed_ack_count=2)) == [
+        "initcwnd",
+        "10",
+        "rto_min",
+        "1000ms",
+    ]
+    per_segment = TcpSettings(delayed_ack_count=1, min_rto="200ms", delayed_ack_timeout="100ms")
+    assert linux.route_metrics(per_segment) == [
+        "initcwnd",
+        "10",
+        "rto_min",
+        "200ms",
+        "quickack",
+        "1",
+    ]
+    scenario = load_scenario_dict(apply_overrides(DUMBBELL, ["tcp.delayed_ack_count=1"]))
+    capabilities.scenario_needs(scenario)  # accepted
+    plan = build_plan(scenario, 0)
+    # topo.configure_network adds route_metrics to every node's routes: the receiver's
+    # route towards the sender is one of them (the socket's route, where Linux reads it)
+    [flow] = plan.flows[:1]
+    addressing = Addressing(plan)
+    sender = addressing.host_ip(flow.src).rsplit(".", 1)[0]
+    assert any(dest.startswith(sender + ".") for dest, _, _ in addressing.routes(flow.dst))
+
+
+@pytest.mark.parametrize("b", [3, 4])
+def test_a_delayed_ack_factor_linux_cannot_give_is_a_config_error_naming_the_field(b):
+    with pytest.raises(ConfigError, match=rf"tcp\.delayed_ack_count: {b} has no Linux equivalent"):
+        linux.route_metrics(TcpSettings(delayed_ack_count=b))
+    scenario = load_scenario_dict(apply_overrides(DUMBBELL, [f"tcp.delayed_ack_count={b}"]))
+    # refused where every emulated batch is planned, before any boot (runner.plan_route)
+    with pytest.raises(ConfigError, match=r"tcp\.delayed_ack_count"):
+        capabilities.scenario_needs(scenario)
+    from tcprepro.emulation import runner
+
+    with pytest.raises(ConfigError, match=r"tcp\.delayed_ack_count"):
+        runner.plan_route([scenario], "uml")
+
+
+def test_netem_random_loss_is_applied_only_in_the_data_direction():
+    """D3's loss is on the bottleneck (data) direction only, as ns-3's RateErrorModel on
+    the bottleneck's receiving device: the reverse (ACK) direction and the access links
+    get a netem without ``loss`` (or none)."""
+    d3 = load_scenario(ROOT / "workflow/scenarios/D3.yaml")
+    plan = build_plan(d3, 0)
+    lossy = []
+    for link in plan.links:
+        for direction in (link.a_to_b, link.b_to_a):
+            netem = [
+                " ".join(argv)
+                for argv in linux.egress_commands("eth0", direction, d3.tcp)
+                if "netem" in argv
+            ]
+            if any(" loss " in c for c in netem):
+                lossy.append(direction.trace_name)
+                assert netem[0].endswith("loss random 0.1%")
+    assert lossy == ["bottleneck"]
+    [flow] = plan.flows
+    assert flow.bottleneck == "bottleneck"  # the data crosses it; the ACKs cross "reverse"
 
 
 def test_missing_capabilities_are_named_in_one_message(monkeypatch):
