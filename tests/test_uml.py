@@ -506,7 +506,10 @@ def test_a1_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
             f"{emu['emu_rtt_ms']:.0f} ms vs {rtt.min():.0f}-{rtt.max():.0f} "
             f"(median {rtt.median():.0f})"
         )
-        low, high = util.min() - tolerance["utilisation_pp"], util.max() + tolerance["utilisation_pp"]
+        low, high = (
+            util.min() - tolerance["utilisation_pp"],
+            util.max() + tolerance["utilisation_pp"],
+        )
         assert low <= emu["emu_util_pct"] <= high, (flow, shown)
         low, high = rtt.min() * (1 - tolerance["rtt_rel"]), rtt.max() * (1 + tolerance["rtt_rel"])
         assert low <= emu["emu_rtt_ms"] <= high, (flow, shown)
@@ -559,3 +562,39 @@ def test_d1_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
         factor = 2.0 if sweep["send_buffer"] == "64KiB" else 1.0
         assert window == pytest.approx(factor * limit, rel=0.05)
         assert ds.attrs["traffic_tool"] == "iperf2"
+
+
+def _ack_bytes_per_data_segment(ds):
+    """L2 bytes the reverse (ACK) direction carried per data segment sent, in the window."""
+    from tcprepro import metrics
+
+    mask = metrics.window(ds)
+    acks = float(ds["tx_bytes"].sel(link="reverse").where(mask).sum())
+    data = float(ds["tx_data_pkts"].where(mask).sum())
+    return acks / data
+
+
+@pytest.mark.slow
+def test_d3_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
+    """D3's loss cells at the real 1 Gb/s and 20-ms RTT (X4's smoke tier: SACK, p = 1e-3
+    and 1e-2, b = 1 and 2, 10 s with 2 s of warm-up), no time scaling: the fidelity gate
+    passes, the mean RTT agrees within X4's tolerance, and the throughput (utilisation)
+    within X4's relative tolerance, or the table shows both numbers. The receiver's
+    delayed-ACK factor reaches Linux: with b = 1 (route metric quickack 1) the reverse
+    direction carries about twice the ACK bytes per data segment it carries with b = 2."""
+    table, shown, emulated = _crosscheck_smoke(tmp_path, "X4")
+    assert len(table) == 4
+    assert (table["fidelity"] == "ok").all(), shown
+    per_b = {}
+    for ds in emulated:
+        sweep = json.loads(ds.attrs["sweep"])
+        per_b.setdefault(sweep["loss"], {})[int(sweep["delack"])] = _ack_bytes_per_data_segment(ds)
+        print(
+            f"p = {sweep['loss']}, b = {sweep['delack']}: "
+            f"{per_b[sweep['loss']][int(sweep['delack'])]:.1f} ACK bytes per data segment"
+        )
+        assert ds.attrs["traffic_tool"] == "iperf2"
+    for loss, by_b in per_b.items():
+        assert 1.5 <= by_b[1] / by_b[2] <= 2.5, (loss, by_b)
+    assert table["rtt_ok"].all(), shown
+    assert table["util_ok"].all(), shown
