@@ -221,6 +221,76 @@ def test_netem_random_loss_is_applied_only_in_the_data_direction():
     assert flow.bottleneck == "bottleneck"  # the data crosses it; the ACKs cross "reverse"
 
 
+NETSTAT = """TcpExt: SyncookiesSent TCPTimeouts TCPLossProbes
+TcpExt: 0 {timeouts} 7
+IpExt: InNoRoutes InOctets
+IpExt: 0 123
+"""
+
+
+def test_netstat_parser_reads_the_rto_expiries():
+    counters = linux.parse_netstat(NETSTAT.format(timeouts=3))
+    assert counters["TcpExt"]["TCPTimeouts"] == 3
+    assert counters["IpExt"]["InOctets"] == 123
+    assert linux.parse_netstat("") == {}
+
+
+def test_d3_traces_give_the_flow_its_timeouts_and_netem_losses():
+    """One transfer on D3's lossy path: its random losses are netem's drops on the
+    bottleneck (the only lossy direction, no other flow), its RTO expiries the sender
+    namespace's TcpExt TCPTimeouts, both counted from sample 0."""
+    from tcprepro.emulation import traces
+    from tcprepro.emulation.iperf import flow_ports
+
+    d3 = load_scenario(
+        ROOT / "workflow/scenarios/D3.yaml", ["duration=3s", "warmup=1s", "trace.interval=1s"]
+    )
+    view = traces.View(d3, build_plan(d3, 0), "iperf2")
+    [flow] = view.plan.flows
+    port, cport = flow_ports(0)
+    src = linux.endpoint(view.addressing.host_ip(flow.src), cport)
+    dst = linux.endpoint(view.addressing.host_ip(flow.dst), port)
+    ss = f"ESTAB 0 0 {src} {dst}\n\t reno cwnd:10 rtt:20.5/1 data_segs_out:{{segs}}\n"
+    samples = {node: [None] * 4 for node in view.plan.nodes}
+    samples[flow.src] = [
+        {
+            "k": k,
+            "late_s": 0.0,
+            "ss": ss.format(segs=100 * k),
+            "netstat": NETSTAT.format(timeouts=5 + t),
+        }
+        for k, t in enumerate([0, 0, 1, 3])
+    ]
+    [(index, link)] = [
+        (i, link) for i, link in enumerate(view.plan.links) if link.a_to_b.loss_rate > 0
+    ]
+    dev = view.addressing.interface(index)
+
+    def tc(drops):
+        return json.dumps(
+            [
+                {"kind": "netem", "handle": "1:", "drops": drops, "bytes": 0, "packets": 0},
+                {"kind": "htb", "handle": "2:", "bytes": 1000, "packets": 1},
+                {"kind": "pfifo", "handle": "3:", "drops": 0, "qlen": 0, "backlog": 0},
+            ]
+        )
+
+    samples[link.a] = [
+        {"k": k, "late_s": 0.0, "tc": {dev: tc(d)}} for k, d in enumerate([2, 2, 4, 9])
+    ]
+    series, _ = traces.flow_series(view, samples, 3)
+    assert series["rto_count"][:, 0].tolist() == [0, 0, 1, 3]
+    names, links = traces.link_series(view, samples, 3)
+    assert links["random_drops_pkts"][:, names.index("bottleneck")].tolist() == [0, 0, 2, 7]
+    assert links["random_drops_pkts"][:, names.index("reverse")].tolist() == [0, 0, 0, 0]
+    lost = traces.flow_random_losses(view, names, links, 3)
+    assert lost[:, 0].tolist() == [0, 0, 2, 7]
+    # samples of an older sampler (no netstat): no rto_count series, as before
+    for sample in samples[flow.src]:
+        del sample["netstat"]
+    assert "rto_count" not in traces.flow_series(view, samples, 3)[0]
+
+
 def test_missing_capabilities_are_named_in_one_message(monkeypatch):
     monkeypatch.setattr(capabilities, "congestion_controls", lambda: ["reno", "cubic"])
     monkeypatch.setattr(capabilities, "qdisc_works", lambda kind: kind != "netem")

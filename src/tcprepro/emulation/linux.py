@@ -62,6 +62,7 @@ __all__ = [
     "leaf_qdisc",
     "mtu_bytes",
     "needs_netem",
+    "parse_netstat",
     "parse_ss",
     "parse_tc_qdiscs",
     "route_metrics",
@@ -280,6 +281,28 @@ def parse_tc_qdiscs(text: str) -> dict[str, dict[str, object]]:
             "backlog_bytes": int(entry.get("backlog", 0)),
             "qlen_pkts": int(entry.get("qlen", 0)),
         }
+    return out
+
+
+def parse_netstat(text: str) -> dict[str, dict[str, int]]:
+    """Read ``/proc/net/netstat``: ``{"TcpExt": {"TCPTimeouts": 3, ...}, "IpExt": {...}}``.
+
+    Each group is a line of names and a line of values with the same ``Group:``
+    prefix. ``TcpExt.TCPTimeouts`` counts the retransmission timeouts that expired
+    in the namespace (back-offs included), as ns-3's ``rto_count``.
+    """
+    out: dict[str, dict[str, int]] = {}
+    lines = [line.split() for line in text.splitlines() if line.strip()]
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if not names or names[0] != values[0] or not names[0].endswith(":"):
+            continue
+        group: dict[str, int] = {}
+        for name, value in zip(names[1:], values[1:], strict=False):
+            try:
+                group[name] = int(value)
+            except ValueError:
+                continue
+        out[names[0][:-1]] = group
     return out
 
 
