@@ -20,7 +20,7 @@ from tcprepro.emulation.fidelity import Tolerances
 from tcprepro.emulation.topo import Addressing
 from tcprepro.errors import CapabilityError, ConfigError
 from tcprepro.scenario import TcpSettings
-from tcprepro.scenario_io import apply_overrides, load_scenario_dict
+from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
 from tcprepro.store import validate_run_dataset
 from tcprepro.topology import PlannedDirection, build_plan
 
@@ -154,6 +154,141 @@ def test_scenario_needs_name_netem_only_for_delays_and_the_linux_variant_names()
     needs = capabilities.scenario_needs(load_scenario_dict(flat))
     assert "netem" not in needs.qdiscs
     assert needs.congestion_controls == ("vegas",)
+
+
+def test_delayed_ack_factor_maps_to_linux_default_or_quickack_on_every_route():
+    """b = 2 is Linux's default delayed ACK (no metric); b = 1 is ``quickack 1``, set on
+    the routes with the other metrics, so the receiver's route towards the sender has it."""
+    assert linux.route_metrics(TcpSettings(delayed_ack_count=2)) == [
+        "initcwnd",
+        "10",
+        "rto_min",
+        "1000ms",
+    ]
+    per_segment = TcpSettings(delayed_ack_count=1, min_rto="200ms", delayed_ack_timeout="100ms")
+    assert linux.route_metrics(per_segment) == [
+        "initcwnd",
+        "10",
+        "rto_min",
+        "200ms",
+        "quickack",
+        "1",
+    ]
+    scenario = load_scenario_dict(apply_overrides(DUMBBELL, ["tcp.delayed_ack_count=1"]))
+    capabilities.scenario_needs(scenario)  # accepted
+    plan = build_plan(scenario, 0)
+    # topo.configure_network adds route_metrics to every node's routes: the receiver's
+    # route towards the sender is one of them (the socket's route, where Linux reads it)
+    [flow] = plan.flows[:1]
+    addressing = Addressing(plan)
+    sender = addressing.host_ip(flow.src).rsplit(".", 1)[0]
+    assert any(dest.startswith(sender + ".") for dest, _, _ in addressing.routes(flow.dst))
+
+
+@pytest.mark.parametrize("b", [3, 4])
+def test_a_delayed_ack_factor_linux_cannot_give_is_a_config_error_naming_the_field(b):
+    with pytest.raises(ConfigError, match=rf"tcp\.delayed_ack_count: {b} has no Linux equivalent"):
+        linux.route_metrics(TcpSettings(delayed_ack_count=b))
+    scenario = load_scenario_dict(apply_overrides(DUMBBELL, [f"tcp.delayed_ack_count={b}"]))
+    # refused where every emulated batch is planned, before any boot (runner.plan_route)
+    with pytest.raises(ConfigError, match=r"tcp\.delayed_ack_count"):
+        capabilities.scenario_needs(scenario)
+    from tcprepro.emulation import runner
+
+    with pytest.raises(ConfigError, match=r"tcp\.delayed_ack_count"):
+        runner.plan_route([scenario], "uml")
+
+
+def test_netem_random_loss_is_applied_only_in_the_data_direction():
+    """D3's loss is on the bottleneck (data) direction only, as ns-3's RateErrorModel on
+    the bottleneck's receiving device: the reverse (ACK) direction and the access links
+    get a netem without ``loss`` (or none)."""
+    d3 = load_scenario(ROOT / "workflow/scenarios/D3.yaml")
+    plan = build_plan(d3, 0)
+    lossy = []
+    for link in plan.links:
+        for direction in (link.a_to_b, link.b_to_a):
+            netem = [
+                " ".join(argv)
+                for argv in linux.egress_commands("eth0", direction, d3.tcp)
+                if "netem" in argv
+            ]
+            if any(" loss " in c for c in netem):
+                lossy.append(direction.trace_name)
+                assert netem[0].endswith("loss random 0.1%")
+    assert lossy == ["bottleneck"]
+    [flow] = plan.flows
+    assert flow.bottleneck == "bottleneck"  # the data crosses it; the ACKs cross "reverse"
+
+
+NETSTAT = """TcpExt: SyncookiesSent TCPTimeouts TCPLossProbes
+TcpExt: 0 {timeouts} 7
+IpExt: InNoRoutes InOctets
+IpExt: 0 123
+"""
+
+
+def test_netstat_parser_reads_the_rto_expiries():
+    counters = linux.parse_netstat(NETSTAT.format(timeouts=3))
+    assert counters["TcpExt"]["TCPTimeouts"] == 3
+    assert counters["IpExt"]["InOctets"] == 123
+    assert linux.parse_netstat("") == {}
+
+
+def test_d3_traces_give_the_flow_its_timeouts_and_netem_losses():
+    """One transfer on D3's lossy path: its random losses are netem's drops on the
+    bottleneck (the only lossy direction, no other flow), its RTO expiries the sender
+    namespace's TcpExt TCPTimeouts, both counted from sample 0."""
+    from tcprepro.emulation import traces
+    from tcprepro.emulation.iperf import flow_ports
+
+    d3 = load_scenario(
+        ROOT / "workflow/scenarios/D3.yaml", ["duration=3s", "warmup=1s", "trace.interval=1s"]
+    )
+    view = traces.View(d3, build_plan(d3, 0), "iperf2")
+    [flow] = view.plan.flows
+    port, cport = flow_ports(0)
+    src = linux.endpoint(view.addressing.host_ip(flow.src), cport)
+    dst = linux.endpoint(view.addressing.host_ip(flow.dst), port)
+    ss = f"ESTAB 0 0 {src} {dst}\n\t reno cwnd:10 rtt:20.5/1 data_segs_out:{{segs}}\n"
+    samples = {node: [None] * 4 for node in view.plan.nodes}
+    samples[flow.src] = [
+        {
+            "k": k,
+            "late_s": 0.0,
+            "ss": ss.format(segs=100 * k),
+            "netstat": NETSTAT.format(timeouts=5 + t),
+        }
+        for k, t in enumerate([0, 0, 1, 3])
+    ]
+    [(index, link)] = [
+        (i, link) for i, link in enumerate(view.plan.links) if link.a_to_b.loss_rate > 0
+    ]
+    dev = view.addressing.interface(index)
+
+    def tc(drops):
+        return json.dumps(
+            [
+                {"kind": "netem", "handle": "1:", "drops": drops, "bytes": 0, "packets": 0},
+                {"kind": "htb", "handle": "2:", "bytes": 1000, "packets": 1},
+                {"kind": "pfifo", "handle": "3:", "drops": 0, "qlen": 0, "backlog": 0},
+            ]
+        )
+
+    samples[link.a] = [
+        {"k": k, "late_s": 0.0, "tc": {dev: tc(d)}} for k, d in enumerate([2, 2, 4, 9])
+    ]
+    series, _ = traces.flow_series(view, samples, 3)
+    assert series["rto_count"][:, 0].tolist() == [0, 0, 1, 3]
+    names, links = traces.link_series(view, samples, 3)
+    assert links["random_drops_pkts"][:, names.index("bottleneck")].tolist() == [0, 0, 2, 7]
+    assert links["random_drops_pkts"][:, names.index("reverse")].tolist() == [0, 0, 0, 0]
+    lost = traces.flow_random_losses(view, names, links, 3)
+    assert lost[:, 0].tolist() == [0, 0, 2, 7]
+    # samples of an older sampler (no netstat): no rto_count series, as before
+    for sample in samples[flow.src]:
+        del sample["netstat"]
+    assert "rto_count" not in traces.flow_series(view, samples, 3)[0]
 
 
 def test_missing_capabilities_are_named_in_one_message(monkeypatch):

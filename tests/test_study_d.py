@@ -143,6 +143,38 @@ def test_loss_claim_parts_are_checked_against_the_data(tiny_d3):
     assert _verdicts({"D3": faked})["D-c3"].verdict == "not reproduced"
 
 
+def test_loss_claim_is_judged_twice_on_x4(tiny_d3):
+    """D-c3's second verdict reads X4 (D3's cells with real Linux TCP), earned like the
+    first: D3's runs standing in for X4's give the same verdict and value; a twin with no
+    timeout or random-loss counters (what the emulation records today: tc cannot tell
+    netem's losses by flow, ss prints no RTO count) cannot decide the claim."""
+    from tcprepro.campaign import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    assert config.twins("D") == {"X3": "D1", "X4": "D3"}
+
+    def as_x4(ds):
+        return ds.assign_attrs(figure="X4", backend="mininet", emulation_route="uml")
+
+    results = {
+        r.claim.id: r
+        for r in check_claims({"D3": tiny_d3}, study="D", emulated={"X4": as_x4(tiny_d3)})
+    }
+    first, second = results["D-c3"], results["D-c3"].emulated
+    assert second is not None
+    assert second.claim.requires == ("X4",)
+    assert second.claim.args["figure"] == "X4"
+    assert second.backend == "Linux (UML)"
+    assert second.verdict == first.verdict
+    assert second.value == first.value
+    without = as_x4(tiny_d3.drop_vars("rto_count"))
+    without["random_lost_pkts"] = without["random_lost_pkts"] * np.nan
+    blind = {
+        r.claim.id: r for r in check_claims({"D3": tiny_d3}, study="D", emulated={"X4": without})
+    }["D-c3"].emulated
+    assert blind.verdict in ("pending", "inconclusive"), blind.value
+
+
 def xr_where_loss(ds, loss, factor):
     """A multiplier over the ``loss`` dimension: ``factor`` at ``loss``, 1 elsewhere."""
     values = np.where(ds["loss"].values == loss, factor, 1.0)

@@ -192,7 +192,7 @@ def test_uml_batches_are_shared_among_boots_side_by_side(monkeypatch, tmp_path):
     scenario = _reno_100m()
     jobs = [runner.EmulationJob(scenario, rep, tmp_path / f"r{rep}.nc") for rep in range(5)]
     results = runner.emulate_batch(jobs, "uml", parallel=4)
-    assert peak[0] == 2  # two cores: two boots side by side
+    assert peak[0] == 2  # two cores: three boots side by side
     assert sorted(len(share) for share in boots) == [2, 3]
     assert [r.output for r in results] == [job.output for job in jobs]
     assert [r.wall_s for r in results] == [0.0, 1.0, 2.0, 3.0, 4.0]
@@ -261,7 +261,7 @@ def _batch(jobs, **kwargs):
 
 @pytest.fixture(scope="module")
 def reno_runs(tmp_path_factory):
-    """The Reno run twice, in two boots: first while a CPU hog keeps every host core
+    """The Reno run twice, in three boots: first while a CPU hog keeps every host core
     busy (started and ended here), then on the host as it is."""
     from tcprepro.emulation.runner import EmulationJob
     from tcprepro.store import open_dataset
@@ -568,4 +568,86 @@ def test_d1_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
         # the window: twice BE where BE limits (Linux's doubled SO_SNDBUF), BR where BR does
         factor = 2.0 if sweep["send_buffer"] == "64KiB" else 1.0
         assert window == pytest.approx(factor * limit, rel=0.05)
+        assert ds.attrs["traffic_tool"] == "iperf2"
+
+
+def _acks_per_data_segment(ds):
+    """Pure ACKs the reverse direction carried per data segment sent, in the window (a
+    pure ACK is the TCP/IP header plus the link's L2 bytes; SACK blocks make a few
+    longer, so this is an upper bound)."""
+    from tcprepro import metrics
+
+    mask = metrics.window(ds)
+    header = 40 + (12 if json.loads(ds.attrs["config"])["tcp"]["timestamps"] else 0)
+    ack_bytes = header + float(ds.attrs["l2_overhead_bytes"])
+    acks = float(ds["tx_bytes"].sel(link="reverse").where(mask).sum()) / ack_bytes
+    return acks / float(ds["tx_data_pkts"].where(mask).sum())
+
+
+@pytest.mark.slow
+def test_d3_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
+    """D3's loss cells at the real 1 Gb/s and 20-ms RTT (X4's smoke tier: SACK, p = 1e-3
+    and 1e-2, b = 1 and 2, 10 s with 2 s of warm-up), no time scaling. Every run passes
+    the fidelity gate and every mean RTT agrees within X4's tolerance.
+
+    Throughput, ns-3 / Linux in % of the link, three boots (UML's netem draws its losses
+    from the kernel's generator, unseeded: each boot is another sample; 8 s hold 20-70
+    loss events, about 1/sqrt(N) = 12-22 % of noise):
+
+    - b = 1 (Linux: route metric quickack 1), p = 1e-3: 2.28 / 2.45, 2.13, 2.42 (+7, -7, +6 %):
+      agreement within X4's tolerance, asserted.
+    - b = 1, p = 1e-2: 0.61 / 0.71, 0.77, 0.76 (+17, +26, +25 %): Linux past the 20 %
+      bound in two boots of three, above ns-3 every time (Linux's PRR and RACK recover from several
+      losses in a window where ns-3 runs classic NewReno recovery). Asserted: Linux not
+      slower than ns-3 beyond the tolerance; whether it is faster beyond it is for the
+      quick tier (110 s) to say, not for a wider bound.
+    - b = 2: 1.49 / 2.72, 2.11, 2.22 (+83, +42, +49 %) at p = 1e-3, 0.40 / 0.68, 0.76, 0.74
+      (+70, +89, +86 %) at 1e-2: outside the tolerance, explained by the stacks (X4's notes,
+      docs/emulation.md). ns-3's NewReno grows its window per ACK, so b = 2 slows it by
+      about sqrt(2) (ns-3 b = 1 / b = 2: 1.53 at both p); Linux's Reno counts acknowledged
+      segments, so the ACK rate does not set its growth, and its receiver ACKs less often
+      than every second segment here (one pure ACK per 5-12 data segments: it holds the
+      ACK while received data waits for the application). Linux at b = 2 runs like Linux
+      at b = 1 (0.92-1.11x). Asserted: Linux above ns-3 at b = 2, Linux's b = 2 within X4's relative
+      tolerance of its b = 1, ns-3's b = 2 below its b = 1.
+
+    And quickack reaches the receiver: Linux sends one ACK per data segment at b = 1
+    (0.98-1.01, ns-3 1.00-1.01), at least twice as many as at b = 2 (Linux 0.09-0.21,
+    ns-3 0.52-0.56)."""
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.store import open_dataset
+
+    table, shown, emulated = _crosscheck_smoke(tmp_path, "X4")
+    assert len(table) == 4
+    assert (table["fidelity"] == "ok").all(), shown
+    assert table["rtt_ok"].all(), shown
+    rows = table.set_index(["loss", "delack"])
+    simulated = [open_dataset(path) for path in sorted(tmp_path.glob("ns3-*.nc"))]
+    acks = {}
+    for backend, datasets in (("ns-3", simulated), ("Linux", emulated)):
+        for ds in datasets:
+            sweep = json.loads(ds.attrs["sweep"])
+            key = (backend, sweep["loss"], int(sweep["delack"]))
+            acks[key] = _acks_per_data_segment(ds)
+            flow = ds.sel(flow="f0")
+            print(
+                f"{backend}, p = {sweep['loss']}, b = {sweep['delack']}: "
+                f"{acks[key]:.3f} ACKs per data segment, "
+                f"{float(flow['random_lost_pkts'].sum()):.0f} random losses, "
+                f"{float(flow['rto_count'].sum()) if 'rto_count' in flow else float('nan'):.0f}"
+                f" timeouts, {float(flow['tx_data_pkts'].sum()):.0f} data segments"
+            )
+    tolerance = load_workflow_config(ROOT / "workflow/config.yaml").figure("X4")["crosscheck"]
+    assert bool(rows.loc[("0.001", 1), "util_ok"]), shown  # b = 1, p = 1e-3: agreement
+    # b = 1, p = 1e-2: Linux not slower than ns-3 beyond the tolerance (see above)
+    assert rows.loc[("0.01", 1), "util_rel"] >= -tolerance["utilisation_rel"], shown
+    for loss in ("0.001", "0.01"):
+        per_segment, delayed = rows.loc[(loss, 1)], rows.loc[(loss, 2)]
+        assert delayed["emu_util_pct"] > delayed["ns3_util_pct"], shown
+        linux_b2_over_b1 = delayed["emu_util_pct"] / per_segment["emu_util_pct"]
+        assert abs(linux_b2_over_b1 - 1) <= tolerance["utilisation_rel"], shown
+        assert delayed["ns3_util_pct"] < per_segment["ns3_util_pct"], shown
+        assert 0.9 <= acks[("Linux", loss, 1)] <= 1.15, acks
+        assert acks[("Linux", loss, 1)] >= 2 * acks[("Linux", loss, 2)], acks
+    for ds in emulated:
         assert ds.attrs["traffic_tool"] == "iperf2"

@@ -79,8 +79,12 @@ NOTES = {
     "cwnd_bytes": "ss cwnd x mss of the sending socket",
     "lost_data_pkts": "NaN: tc counts drops per queue, not per flow",
     "lost_ack_pkts": "NaN: tc counts drops per queue, not per flow",
-    "random_lost_pkts": "NaN: netem does not attribute random losses to flows",
-    "random_drops_pkts": "0 without a loss rate; NaN with one (netem does not separate them)",
+    "random_lost_pkts": "netem's drops on the one lossy direction the flow's data crosses "
+    "when no other flow crosses it (netem counts per direction); NaN otherwise",
+    "random_drops_pkts": "netem's drops (its limit never binds: the random losses); 0 without "
+    "a loss rate",
+    "rto_count": "TcpExt TCPTimeouts of the sender's namespace (/proc/net/netstat) when the "
+    "flow is its only sender; NaN otherwise",
     "link_queue_max_pkts": "largest occupancy among the samples (not between them)",
     "flow_connected_s": "first sample at which the data connection was established",
     "flow_end_s": "first sample at which every byte had arrived (sized flows)",
@@ -315,6 +319,9 @@ def _dataset(
     emu_view = traces.View(scenario, plan, tool)
     flow_series, flow_facts = traces.flow_series(emu_view, samples, count)
     link_names, link_series = traces.link_series(emu_view, samples, count)
+    flow_series["random_lost_pkts"] = traces.flow_random_losses(
+        emu_view, link_names, link_series, count
+    )
     summarise = iperf.iperf3_summary if tool == "iperf3" else iperf.iperf2_summary
     iperf3 = {
         flow.name: summarise(workdir / f"server{i}.json") for i, flow in enumerate(plan.flows)

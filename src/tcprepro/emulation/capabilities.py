@@ -123,14 +123,16 @@ def scenario_needs(scenario: Scenario) -> Needs:
     Raises
     ------
     ConfigError
-        When a flow's variant has no Linux implementation or a link's queue
-        discipline has no Linux mapping (naming the field).
+        When a flow's variant has no Linux implementation, a link's queue
+        discipline has no Linux mapping, or ``tcp.delayed_ack_count`` is neither 1
+        nor 2 (naming the field).
     """
     if getattr(scenario, "traffic", None):
         raise ConfigError(
             "traffic: generated traffic (tcprepro.traffic) is not emulated yet; "
             "the Mininet backend runs the scenario's flows only"
         )
+    linux.delayed_ack_metrics(scenario.tcp)  # a delayed-ACK factor Linux cannot give
     plan = build_plan(scenario, 0)
     qdiscs = {"htb"}
     for index, link in enumerate(plan.links):

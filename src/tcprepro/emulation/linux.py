@@ -49,9 +49,11 @@ from tcprepro.scenario import TcpSettings
 from tcprepro.topology import PlannedDirection
 
 __all__ = [
+    "DELAYED_ACK_COUNTS",
     "ETHERNET_HEADER_BYTES",
     "NETEM_HEADROOM_PKTS",
     "SsSocket",
+    "delayed_ack_metrics",
     "egress_commands",
     "frame_bytes",
     "host_sysctls",
@@ -60,6 +62,7 @@ __all__ = [
     "leaf_qdisc",
     "mtu_bytes",
     "needs_netem",
+    "parse_netstat",
     "parse_ss",
     "parse_tc_qdiscs",
     "route_metrics",
@@ -69,6 +72,11 @@ __all__ = [
 ETHERNET_HEADER_BYTES = 14
 #: packets netem may hold on top of the buffer: more than any window fits (4 MiB / 64 B)
 NETEM_HEADROOM_PKTS = 65536
+#: the delayed-ACK factors b (``tcp.delayed_ack_count``) Linux can be asked for, and the
+#: route metrics that give each: Linux's receiver ACKs every second full-sized segment by
+#: default (b = 2); the route metric ``quickack 1`` keeps it in quick-ACK mode, an ACK per
+#: segment (b = 1). No other b has a Linux setting.
+DELAYED_ACK_COUNTS = {1: ["quickack", "1"], 2: []}
 #: the Linux queue disciplines a scenario's ``qdisc`` names map to (see tcprepro.variants)
 LEAF_QDISCS = {"fifo": "pfifo", "codel": "codel", "fq_codel": "fq_codel"}
 
@@ -210,13 +218,47 @@ def host_sysctls(tcp: TcpSettings, router: bool) -> dict[str, str]:
     return out
 
 
+def delayed_ack_metrics(tcp: TcpSettings) -> list[str]:
+    """``ip route`` metrics giving the scenario's delayed-ACK factor b (``tcp.delayed_ack_count``).
+
+    b = 2 is Linux's default (an ACK for every second full-sized segment, or when
+    the delayed-ACK timer fires); b = 1 is ``quickack 1`` (ip-route(8)): the
+    receiver ACKs every segment at once. The metric is read from the route of the
+    receiving socket (towards its peer), so it is set on every node's routes, as
+    ns-3 sets ``DelAckCount`` on every socket.
+
+    Raises
+    ------
+    ConfigError
+        For any other b (naming ``tcp.delayed_ack_count``): Linux has no setting
+        for it, and emulating another factor silently would compare different
+        receivers.
+    """
+    metrics = DELAYED_ACK_COUNTS.get(tcp.delayed_ack_count)
+    if metrics is None:
+        offered = " or ".join(str(b) for b in DELAYED_ACK_COUNTS)
+        raise ConfigError(
+            f"tcp.delayed_ack_count: {tcp.delayed_ack_count} has no Linux equivalent (the "
+            f"emulation offers {offered}: 2 is Linux's default delayed ACK, 1 the route "
+            "metric quickack 1)"
+        )
+    return list(metrics)
+
+
 def route_metrics(tcp: TcpSettings) -> list[str]:
-    """``ip route`` metrics for the scenario's initial window and minimum RTO."""
+    """``ip route`` metrics for the initial window, minimum RTO and delayed-ACK factor.
+
+    Raises
+    ------
+    ConfigError
+        For a ``tcp.delayed_ack_count`` Linux cannot give (:func:`delayed_ack_metrics`).
+    """
     return [
         "initcwnd",
         str(tcp.initial_cwnd_pkts),
         "rto_min",
         f"{max(1, round(tcp.min_rto * 1000))}ms",
+        *delayed_ack_metrics(tcp),
     ]
 
 
@@ -239,6 +281,28 @@ def parse_tc_qdiscs(text: str) -> dict[str, dict[str, object]]:
             "backlog_bytes": int(entry.get("backlog", 0)),
             "qlen_pkts": int(entry.get("qlen", 0)),
         }
+    return out
+
+
+def parse_netstat(text: str) -> dict[str, dict[str, int]]:
+    """Read ``/proc/net/netstat``: ``{"TcpExt": {"TCPTimeouts": 3, ...}, "IpExt": {...}}``.
+
+    Each group is a line of names and a line of values with the same ``Group:``
+    prefix. ``TcpExt.TCPTimeouts`` counts the retransmission timeouts that expired
+    in the namespace (back-offs included), as ns-3's ``rto_count``.
+    """
+    out: dict[str, dict[str, int]] = {}
+    lines = [line.split() for line in text.splitlines() if line.strip()]
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if not names or names[0] != values[0] or not names[0].endswith(":"):
+            continue
+        group: dict[str, int] = {}
+        for name, value in zip(names[1:], values[1:], strict=False):
+            try:
+                group[name] = int(value)
+            except ValueError:
+                continue
+        out[names[0][:-1]] = group
     return out
 
 

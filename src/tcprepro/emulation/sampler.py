@@ -1,4 +1,4 @@
-"""The sampler process: ``ss -tin`` and ``tc -s -j qdisc`` at a fixed interval in one namespace.
+"""The sampler process: ``ss``, ``tc`` and ``/proc/net/netstat`` at a fixed interval in a namespace.
 
 This module owns the timing of the emulation's traces. One sampler runs inside
 each network namespace that has something to trace (flow endpoints, or the
@@ -36,6 +36,18 @@ def _run_all(commands: dict[str, list[str]]) -> dict[str, str]:
         for name, argv in commands.items()
     }
     return {name: proc.communicate()[0] for name, proc in procs.items()}
+
+
+def _netstat() -> str:
+    """The namespace's TCP counters (``/proc/net/netstat``: TcpExt's RTO expiries...).
+
+    Read, not forked: /proc/net is the reading process's network namespace.
+    """
+    try:
+        with open("/proc/net/netstat") as handle:
+            return handle.read()
+    except OSError:
+        return ""
 
 
 def _wait_for(path: str, poll_s: float = 0.01, timeout_s: float = 600.0) -> str:
@@ -85,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             outputs = _run_all(commands)
             if args.ss:
                 sample["ss"] = outputs["ss"]
+                sample["netstat"] = _netstat()
             if args.tc:
                 sample["tc"] = {dev: outputs[f"tc:{dev}"] for dev in args.tc}
             out.write(json.dumps(sample) + "\n")

@@ -28,6 +28,7 @@ from tcprepro.topology import NetworkPlan
 
 __all__ = [
     "View",
+    "flow_random_losses",
     "flow_series",
     "link_series",
     "read_samples",
@@ -60,6 +61,16 @@ def read_samples(path: Path, count: int) -> list[dict[str, Any] | None]:
                 if 0 <= sample["k"] <= count:
                     samples[sample["k"]] = sample
     return samples
+
+
+def _since_baseline(values: np.ndarray) -> np.ndarray:
+    """A cumulative counter counted from its first reading (0 before it; NaN if never read)."""
+    present = np.nonzero(~np.isnan(values))[0]
+    if not present.size:
+        return values.copy()
+    out = _ffill(values) - values[present[0]]
+    out[: present[0]] = 0.0
+    return out
 
 
 def _ffill(values: np.ndarray) -> np.ndarray:
@@ -98,6 +109,10 @@ def flow_series(
     cookie = IPERF3_COOKIE_BYTES if emu.tool == "iperf3" else 0
     cc_counts: list[dict[str, int]] = [{} for _ in range(n_flows)]
     connected = np.full(n_flows, np.nan)
+    # the sender namespace's RTO expiries are one flow's when that flow is its only sender
+    timeouts = np.full(shape, np.nan)
+    senders = [flow.src for flow in plan.flows]
+    counted = False
     for index, flow in enumerate(plan.flows):
         port, cport = flow_ports(index)
         src_ep = linux.endpoint(emu.addressing.host_ip(flow.src), cport)
@@ -105,6 +120,11 @@ def flow_series(
         for k, sample in enumerate(samples[flow.src]):
             if sample is None:
                 continue
+            if "netstat" in sample:
+                counted = True
+                if senders.count(flow.src) == 1:
+                    tcp_ext = linux.parse_netstat(sample["netstat"]).get("TcpExt", {})
+                    timeouts[k, index] = tcp_ext.get("TCPTimeouts", math.nan)
             sock = linux.find_socket(linux.parse_ss(sample.get("ss", "")), src_ep, dst_ep)
             if sock is None:
                 continue
@@ -160,6 +180,12 @@ def flow_series(
         # (sample k stands for the interval that ends at it; sample 0 is the baseline)
         "unacked_byte_s": np.cumsum(np.vstack([in_flight[:1] * 0, in_flight[1:]]) * interval, 0),
     }
+    if counted:  # samplers that read /proc/net/netstat (absent from older runs)
+        series["rto_count"] = (
+            np.column_stack([_since_baseline(timeouts[:, i]) for i in range(n_flows)])
+            if n_flows
+            else timeouts
+        )
     # the congestion control the kernel reported most often for the established socket
     cc_seen = [max(counts, key=counts.get) if counts else "" for counts in cc_counts]
     return series, {"cc": cc_seen, "connected_k": connected}
@@ -200,13 +226,61 @@ def link_series(
             columns["queue_bytes"].append(backlog)
             columns["drops_pkts"].append(_ffill(drops) - baseline_drops)
             columns["tx_bytes"].append(_ffill(sent) - baseline_sent)
-            random = np.zeros(count + 1) if direction.loss_rate == 0 else np.full(count + 1, np.nan)
-            columns["random_drops_pkts"].append(random)
+            columns["random_drops_pkts"].append(_random_drops(direction, samples[node], dev))
     series = {
         key: np.column_stack(cols) if cols else np.empty((count + 1, 0))
         for key, cols in columns.items()
     }
     return names, series
+
+
+def _random_drops(direction: Any, node_samples: list, dev: str) -> np.ndarray:
+    """Packets netem's random loss destroyed on a direction (cumulative from sample 0).
+
+    netem sits at the root (handle ``1:``) only when the direction has a delay or a
+    loss; its limit never binds (:data:`linux.NETEM_HEADROOM_PKTS`), so its drops are
+    the random losses. 0 without a loss rate; NaN where netem's counter is not read.
+    """
+    count = len(node_samples)
+    if direction.loss_rate == 0:
+        return np.zeros(count)
+    drops = np.full(count, np.nan)
+    for k, sample in enumerate(node_samples):
+        if sample is None or dev not in sample.get("tc", {}):
+            continue
+        netem = linux.parse_tc_qdiscs(sample["tc"][dev]).get("1:")
+        if netem is not None and netem["kind"] == "netem":
+            drops[k] = netem["drops"]
+    return _since_baseline(drops)
+
+
+def flow_random_losses(
+    emu: NetworkFacts, link_names: list[str], link_series: dict[str, np.ndarray], count: int
+) -> np.ndarray:
+    """Each flow's data packets destroyed by random loss (sample x flow, cumulative).
+
+    netem counts per direction, not per flow: a flow gets the random drops of the
+    one lossy direction its data crosses when that direction is traced and carries
+    no other flow's data (D3's single transfer); 0 when its path has no loss; NaN
+    otherwise (several lossy directions, or shared ones).
+    """
+    plan = emu.plan
+    paths = [
+        [d for d in emu.addressing.path_directions(f.src, f.dst) if d.loss_rate > 0]
+        for f in plan.flows
+    ]
+    out = np.full((count + 1, len(plan.flows)), np.nan)
+    for index, lossy in enumerate(paths):
+        if not lossy:
+            out[:, index] = 0.0
+            continue
+        name = lossy[0].trace_name
+        shared = any(
+            any(d.trace_name == name for d in other) for j, other in enumerate(paths) if j != index
+        )
+        if len(lossy) == 1 and name in link_names and not shared:
+            out[:, index] = link_series["random_drops_pkts"][:, link_names.index(name)]
+    return out
 
 
 def sampling_lateness(samples: dict[str, list], interval: float) -> tuple[float, float]:
