@@ -7,9 +7,10 @@ The cost model of one ns-3 run is a per-run overhead plus the packets its links
 carry divided by the measured event-loop throughput (BENCHMARKS.md). Emulated runs
 on the native and VM routes run in real time: their duration plus set-up and
 probes. On the UML route (virtual clock) a run's wall time follows the measured
-wall-time ratio (guest seconds per wall second) at its bottleneck rate, plus the
-cost of its samplers; its boots run side by side, one per core
-(:func:`estimate_emulated_wall_s`).
+wall-time ratio (guest seconds per wall second): its probe's at the bottleneck rate,
+its traffic's at the rate its flows can carry (window-, loss- and size-limited flows
+carry fewer packets than the link), plus the cost of its samplers; its boots run
+side by side, one per core (:func:`estimate_emulated_wall_s`).
 """
 
 from __future__ import annotations
@@ -151,7 +152,18 @@ def _uml_run_wall_s(scenario: Scenario) -> float:
     rates = [d.rate_bps for d in plan.traced.values()] or [
         max(link.a_to_b.rate_bps, link.b_to_a.rate_bps) for link in plan.links
     ]
-    wall = UML_RUN_SETUP_WALL_S + (scenario.duration + PROBE_S) / uml_ratio(max(rates))
+    # the probe fills the link; the flows carry what they can send (window-, loss- or
+    # size-limited flows fewer packets, and UML's cost is per packet)
+    link_bps = max(rates)
+    packets = _flow_bound_packets(scenario)
+    per_data_pkt = 1.0 + 1.0 / scenario.tcp.delayed_ack_count
+    flows_bps = packets / per_data_pkt * 8.0 * scenario.tcp.packet_bytes / scenario.duration
+    traffic_bps = min(link_bps, flows_bps)
+    wall = (
+        UML_RUN_SETUP_WALL_S
+        + PROBE_S / uml_ratio(link_bps)
+        + scenario.duration / uml_ratio(traffic_bps)
+    )
     # samplers: one per namespace holding a flow's end or a traced queue
     sampled = {h for flow in plan.flows for h in (flow.src, flow.dst)}
     sampled |= {
