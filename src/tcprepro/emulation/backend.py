@@ -383,10 +383,7 @@ def _dataset(
         "qdiscs_needed": " ".join(needs.qdiscs),
         "congestion_controls_available": " ".join(capabilities.congestion_controls()),
         "sysctls": json.dumps(sysctls, sort_keys=True),
-        "offloads": (
-            "tso, gso, gro off on every emulated interface (checked with ethtool -k), "
-            "gso_max_segs 1 (TCP builds one-segment packets)"
-        ),
+        "offloads": "tso, gso, gro off on every emulated interface (checked with ethtool -k)",
         # nodes carrying a host's traced egress (topo.with_relays)
         "relays": " ".join(relay_name(h) for h in plan.hosts if relay_name(h) in plan.routers)
         or "none",

@@ -63,11 +63,13 @@ def with_relays(plan: NetworkPlan) -> NetworkPlan:
     does Linux, but a Linux sender's own egress queue is not a link buffer: TCP
     small queues let each socket keep only about two packets (1 ms at its pacing
     rate) in its host's qdiscs, so a bottleneck shaped on the sender's interface
-    never fills its FIFO, and before GSO was capped to one segment it held two
-    26-segment packets instead. (Measured on the UML route: a lone upload of
-    A1's 2 Mb/s uplink at zero delay had 52 packets in flight, 2 GSO packets in
-    the 40-packet FIFO and an RTT of 315 ms against ns-3's 195 ms; with one segment
-    per packet, 2-3 packets in flight and 18 ms.) The paper's ADSL modem is a box
+    never fills its FIFO, and the packets it holds are GSO packets of many segments
+    (segmented only at transmission). Measured on the UML route: a lone upload of
+    A1's 2 Mb/s uplink at zero delay had 52 segments in flight as two 26-segment
+    packets in the 40-packet FIFO, and an RTT of 315 ms against ns-3's 195 ms; with
+    GSO capped to one segment (``gso_max_segs 1``), 2-3 segments and 18 ms. The cap
+    is no fix: it also changes how many bytes a send buffer holds (Linux counts each
+    packet's overhead), which study D measures. The paper's ADSL modem is a box
     of its own: so is the relay. The link ``host``--``x`` whose ``host`` side is
     traced becomes ``host``--relay (fast, unshaped in effect) and relay--``x``
     (the original directions), so the traced queue sees forwarded packets, one
@@ -251,11 +253,10 @@ def shaped_intf_class() -> type:
                 features = [item for name in OFFLOADS for item in (name, "off")]
                 _check(node, ["ethtool", "-K", self.name, *features])
                 verify_offloads(node, self.name)
-                # GSO off on the device is not enough: Linux's TCP always builds GSO
-                # packets (software segmentation happens after the qdisc), so a sender's
-                # own egress qdisc queued 26-segment packets and its "40-packet" FIFO
-                # held 40 of them. One segment per packet, as on the wire and in ns-3.
-                _check(node, ["ip", "link", "set", "dev", self.name, "gso_max_segs", "1"])
+                # GSO off on the device does not stop Linux's TCP from building GSO
+                # packets (segmented after the qdisc, at transmission): a sender's own
+                # egress qdisc holds them whole. No bottleneck queue is there
+                # (with_relays); the packets reach the next node one segment each.
             if egress is not None and tcp is not None:
                 for argv in linux.egress_commands(self.name, egress, tcp):
                     _check(node, argv)
