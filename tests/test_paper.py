@@ -416,6 +416,17 @@ def test_the_verify_section_sets_the_verify_verdicts_next_to_this_builds(tmp_pat
     assert verify_cost(config, ["B-c1"]) == {"B-c1": cost}
     assert f"({n_cells * reps} runs)" in row
     assert r"\toprule Claim & quick verdict & verify verdict" in text
+    # a claim judged on some of its cells: the runs of those cells, not of all the claim's
+    # (A-c7 read 14 of its 32 cells in a verify build: 140 runs, not 320)
+    verify.write_text(
+        "claim,paper,reproduced,verdict,cells\nA-c7,p,r,inconclusive,14 of 32 cells (A1: 8/16)\n"
+    )
+    text = _verify_section(config, "quick", [], read_verdicts([verify]))
+    row = next(line for line in text.splitlines() if line.startswith("A-c7 &"))
+    runs, seconds = verify_cost(config, ["A-c7"])["A-c7"]
+    assert runs == 320
+    assert "(140 runs)" in row
+    assert f"{seconds * 14 / 32 / 3600:.1f} h" in row
 
 
 @pytest.mark.needs_latex

@@ -680,6 +680,14 @@ def verify_cost(config: WorkflowConfig, claims: Iterable[str]) -> dict[str, tupl
     return cost
 
 
+def _cells_share(cells: str) -> float:
+    """The share of a claim's cells that ran, from its ``cells`` text ("8 of 12 cells")."""
+    match = re.match(r"\s*(\d+) of (\d+) cells", cells or "")
+    if not match or int(match.group(2)) == 0:
+        return 1.0
+    return min(1.0, int(match.group(1)) / int(match.group(2)))
+
+
 def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h" if seconds >= 3600 else f"{seconds / 60:.0f} min"
 
@@ -710,7 +718,8 @@ def _verify_section(
         rf"\caption{{Each claim's verdict in this build (tier \texttt{{{tex(tier)}}}) and at "
         r"the verify tier (the paper tier's settings and repetitions on the cells the claim "
         r"reads, from \texttt{data/claims/verify/}); cells: the claim's cells that ran there; "
-        r"simulated time: of the claim's verify runs.}\label{tab:verify}\\",
+        r"simulated time: of the claim's verify runs on those cells (where some cells did not "
+        r"run, the claim's runs in proportion to the cells that did).}\label{tab:verify}\\",
         rf"\toprule Claim & {tex(tier)} verdict & verify verdict & Cells & Simulated time "
         r"\\ \midrule",
         r"\endfirsthead",
@@ -720,6 +729,9 @@ def _verify_section(
     ]
     for row in ran:
         runs, seconds = cost[row["claim"]]
+        share = _cells_share(row["cells"])
+        if share < 1:  # not every cell ran: the runs of those that did (cells alike in cost)
+            runs, seconds = round(runs * share), seconds * share
         spent = f"{_hours(seconds)} ({runs} runs)" if runs else "—"
         mine = here.get(row["claim"])
         lines.append(
