@@ -85,10 +85,10 @@ def probe_links(
             line.split("time=")[1].split()[0] for line in ping_out.splitlines() if "time=" in line
         ]
         port = PROBE_PORT + index
-        server_log = emu.workdir / f"probe-{link_name}.{'csv' if tool == 'iperf2' else 'json'}"
-        client_log = (
-            emu.workdir / f"probe-{link_name}-client.{'csv' if tool == 'iperf2' else 'json'}"
-        )
+        iperf2 = tool == "iperf2"
+        ext = "csv" if iperf2 else "json"
+        server_log = emu.workdir / f"probe-{link_name}.{ext}"
+        client_log = emu.workdir / f"probe-{link_name}-client.{ext}"
         server = emu.popen(dst, _server_argv(tool, port), server_log)
         emu.wait_listening(dst, port)
         rate = direction.rate_bps * 1.05
@@ -100,18 +100,14 @@ def probe_links(
             client.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             client.kill()
-        if tool == "iperf2":  # its server stays up: let the last datagrams land, then end it
+        if iperf2:  # its server stays up: let the last datagrams land, then end it
             time.sleep(configured_rtt + 0.5)
             server.terminate()
         try:
             server.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             server.kill()
-        received = (
-            iperf2_udp_received_bps(server_log, probe_s)
-            if tool == "iperf2"
-            else udp_received_bps(server_log, probe_s)
-        )
+        received = (iperf2_udp_received_bps if iperf2 else udp_received_bps)(server_log, probe_s)
         report.links.append(
             LinkProbe(
                 link=link_name,

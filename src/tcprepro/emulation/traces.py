@@ -209,10 +209,14 @@ def link_series(
             backlog = np.full(count + 1, np.nan)
             drops = np.full(count + 1, np.nan)
             sent = np.full(count + 1, np.nan)
+            netem_drops = np.full(count + 1, np.nan)
             for k, sample in enumerate(samples[node]):
                 if sample is None or dev not in sample.get("tc", {}):
                     continue
                 qdiscs = linux.parse_tc_qdiscs(sample["tc"][dev])
+                netem = qdiscs.get("1:")
+                if netem is not None and netem["kind"] == "netem":
+                    netem_drops[k] = netem["drops"]
                 leaf, shaper = qdiscs.get("3:"), qdiscs.get("2:")
                 if leaf is None or shaper is None:
                     continue
@@ -226,32 +230,16 @@ def link_series(
             columns["queue_bytes"].append(backlog)
             columns["drops_pkts"].append(_ffill(drops) - baseline_drops)
             columns["tx_bytes"].append(_ffill(sent) - baseline_sent)
-            columns["random_drops_pkts"].append(_random_drops(direction, samples[node], dev))
+            # netem (root, handle 1:) only where the direction has a delay or a loss; its
+            # limit never binds (linux.NETEM_HEADROOM_PKTS): its drops are the random losses
+            columns["random_drops_pkts"].append(
+                np.zeros(count + 1) if direction.loss_rate == 0 else _since_baseline(netem_drops)
+            )
     series = {
         key: np.column_stack(cols) if cols else np.empty((count + 1, 0))
         for key, cols in columns.items()
     }
     return names, series
-
-
-def _random_drops(direction: Any, node_samples: list, dev: str) -> np.ndarray:
-    """Packets netem's random loss destroyed on a direction (cumulative from sample 0).
-
-    netem sits at the root (handle ``1:``) only when the direction has a delay or a
-    loss; its limit never binds (:data:`linux.NETEM_HEADROOM_PKTS`), so its drops are
-    the random losses. 0 without a loss rate; NaN where netem's counter is not read.
-    """
-    count = len(node_samples)
-    if direction.loss_rate == 0:
-        return np.zeros(count)
-    drops = np.full(count, np.nan)
-    for k, sample in enumerate(node_samples):
-        if sample is None or dev not in sample.get("tc", {}):
-            continue
-        netem = linux.parse_tc_qdiscs(sample["tc"][dev]).get("1:")
-        if netem is not None and netem["kind"] == "netem":
-            drops[k] = netem["drops"]
-    return _since_baseline(drops)
 
 
 def flow_random_losses(
