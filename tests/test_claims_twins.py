@@ -149,7 +149,7 @@ def test_registry_twins_are_validated(tmp_path):
 def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert config.twins("D") == {"X3": "D1", "X4": "D3"}
-    assert config.twins("C") == {}  # C-c3 states why X2 cannot judge it
+    assert config.twins("C") == {"X5": "C3.6"}  # C-c4; C-c3 states why X2 cannot judge it
     claims = {c.id: c for c in load_registry()}
     assert claims["C-c3"].emulated["reason"].startswith("no twin can judge it")
     d_c1 = claims["D-c1"]

@@ -477,38 +477,55 @@ def test_a1_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
     seed 0's, also under the seeds' lowest: docs/emulation.md says why); against the
     seeds' range the test decides what it claims.
     """
+    table, shown, _ = _crosscheck_smoke(tmp_path, "X1", cells=1)
+    assert len(table) == 2  # the download and the upload of this cell
+    assert (table["fidelity"] == "ok").all(), shown
+    seeds = _against_ns3_seeds(tmp_path, "X1", table)
+    assert seeds["util_in"].all(), (seeds, shown)
+    assert seeds["rtt_in"].all(), (seeds, shown)
+
+
+def _against_ns3_seeds(tmp_path, figure, table, seeds=10):
+    """Each emulated flow of ``table`` (a smoke cross-check of ``figure`` against ns-3's
+    first seed) placed in the range ns-3 gives over ``seeds`` seeds of the same cells,
+    widened by the figure's stated tolerance: one seed of a short noisy cell is no
+    reference, the seeds' range is. Returns one row per flow: ``util_in``/``rtt_in``
+    (inside the widened range) and ``util_not_below`` (not under its low end)."""
+    import pandas as pd
+
     from tcprepro.analysis import crosscheck
     from tcprepro.campaign import load_workflow_config
     from tcprepro.ns3.backend import run_scenario
     from tcprepro.scenario_io import load_scenario
     from tcprepro.store import combine_runs, write_dataset
 
-    table, shown, _ = _crosscheck_smoke(tmp_path, "X1", cells=1)
-    assert len(table) == 2  # the download and the upload of this cell
-    assert (table["fidelity"] == "ok").all(), shown
     config = load_workflow_config(ROOT / "workflow/config.yaml")
-    run = config.runs("X1", "smoke", "ns3")[0]
-    seeds = 10
-    scenario = load_scenario(run.scenario_path, [*run.overrides, ("repetitions", seeds)])
+    tolerance = config.figure(figure)["crosscheck"]
+    emu_paths = sorted(tmp_path.glob("emu-*.nc"))
+    keys = list(table.columns[: list(table.columns).index("ns3_util_pct")])
+    cells = {tuple(row) for row in table[[k for k in keys if k != "flow"]].astype(str).values}
+    runs = [
+        r for r in config.runs(figure, "smoke", "ns3") if tuple(str(v) for _, v in r.sweep) in cells
+    ]
+    assert len(runs) == len(cells), (runs, cells)
     rows = []
     for rep in range(seeds):
-        path = tmp_path / f"ns3-seed-{rep}.nc"
-        write_dataset(run_scenario(scenario, rep, extra_attrs=run.attrs()), path)
+        paths = []
+        for i, run in enumerate(runs):
+            scenario = load_scenario(run.scenario_path, [*run.overrides, ("repetitions", seeds)])
+            paths.append(tmp_path / f"ns3-seed-{rep}-{i}.nc")
+            write_dataset(run_scenario(scenario, rep, extra_attrs=run.attrs()), paths[-1])
         seed_table = crosscheck.compare_figure(
-            combine_runs([path]),
-            combine_runs([tmp_path / "emu-0.nc"]),
-            config.figure("X1")["crosscheck"],
+            combine_runs(paths), combine_runs(emu_paths), tolerance
         )
         rows.append(seed_table[seed_table["ns3_util_pct"].notna()].assign(seed=rep))
-    import pandas as pd
-
-    spread = pd.concat(rows).groupby("flow")
-    tolerance = config.figure("X1")["crosscheck"]
-    for flow, emu in table.set_index("flow").iterrows():
-        util = spread.get_group(flow)["ns3_util_pct"]
-        rtt = spread.get_group(flow)["ns3_rtt_ms"]
+    spread = pd.concat(rows).astype(dict.fromkeys(keys, str)).groupby(keys)
+    verdicts = []
+    for key, emu in table.astype(dict.fromkeys(keys, str)).set_index(keys).iterrows():
+        util = spread.get_group(key)["ns3_util_pct"]
+        rtt = spread.get_group(key)["ns3_rtt_ms"]
         print(
-            f"{flow}: UML util {emu['emu_util_pct']:.1f} % vs ns-3 seeds "
+            f"{key}: UML util {emu['emu_util_pct']:.1f} % vs ns-3 seeds "
             f"{util.min():.1f}-{util.max():.1f} (median {util.median():.1f}); UML RTT "
             f"{emu['emu_rtt_ms']:.0f} ms vs {rtt.min():.0f}-{rtt.max():.0f} "
             f"(median {rtt.median():.0f})"
@@ -517,9 +534,54 @@ def test_a1_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
             util.min() - tolerance["utilisation_pp"],
             util.max() + tolerance["utilisation_pp"],
         )
-        assert low <= emu["emu_util_pct"] <= high, (flow, shown)
-        low, high = rtt.min() * (1 - tolerance["rtt_rel"]), rtt.max() * (1 + tolerance["rtt_rel"])
-        assert low <= emu["emu_rtt_ms"] <= high, (flow, shown)
+        rtt_low = rtt.min() * (1 - tolerance["rtt_rel"])
+        rtt_high = rtt.max() * (1 + tolerance["rtt_rel"])
+        verdicts.append(
+            {
+                "key": key,
+                "util_in": low <= emu["emu_util_pct"] <= high,
+                "util_not_below": emu["emu_util_pct"] >= low,
+                "rtt_in": rtt_low <= emu["emu_rtt_ms"] <= rtt_high,
+            }
+        )
+    return pd.DataFrame(verdicts).set_index("key")
+
+
+@pytest.mark.slow
+def test_c36_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
+    """C3.6's random-loss cells (X5's smoke tier: one flow, 10 Mb/s, RTT 100 ms, a 1-BDP
+    buffer, p = 1e-3, 20 s), YeAH (tcprepro's YeahPaper in ns-3, the authors' tcp_yeah in
+    Linux) and Reno. Every run passes the fidelity gate; netem destroys data packets at
+    the configured rate (its own drops, not the buffer's overflow that netem counts as
+    well); each mean RTT and YeAH's utilisation (claim C-c4's subject) lie within X5's
+    tolerance of ns-3's range over ten seeds; Reno's utilisation is not below it.
+
+    Twelve measured seconds hold about ten random losses, so one seed is no reference: over
+    seeds 0-9 ns-3 gives YeAH 80-99 % and Reno 29-49 % (seed 0: 80 and 48 %). Two UML
+    boots gave tcp_yeah 91 and 81 %, reno 34 and 58 % (13 and 5 random losses: netem's
+    generator is not seeded, each boot is another sample). Reno is held to one side only,
+    for the difference of the stacks X5's notes state before any run: Linux's reno counts
+    acknowledged segments, ns-3's NewReno grows per ACK, so with delayed ACKs (b = 2) Linux
+    may run up to sqrt(2) faster than ns-3 under random loss (X4 measured it at 1 Gb/s).
+    """
+    table, shown, emulated = _crosscheck_smoke(tmp_path, "X5")
+    assert len(table) == 2
+    assert (table["fidelity"] == "ok").all(), shown
+    for ds in emulated:
+        flow = ds.sel(flow="f1")
+        sent = float(flow["tx_data_pkts"].sum())
+        lost = float(flow["random_lost_pkts"].sum())
+        expected = 1e-3 * sent
+        print(f"{ds.attrs['sweep']}: {lost:.0f} random losses of {sent:.0f} data packets")
+        # a Poisson count: within 4 standard deviations of p times the packets sent
+        assert abs(lost - expected) <= 4 * expected**0.5 + 1, (lost, expected)
+        # the kernel ran the authors' module for YeAH (ss reports each socket's algorithm)
+        linux = {"YeahPaper": "linux:yeah", "NewReno": "linux:reno"}
+        assert str(flow["flow_cc_type"].values) == linux[json.loads(ds.attrs["sweep"])["protocol"]]
+    seeds = _against_ns3_seeds(tmp_path, "X5", table)
+    assert seeds["rtt_in"].all(), (seeds, shown)
+    assert seeds.loc[("YeahPaper", "0.001", "f1"), "util_in"], (seeds, shown)
+    assert seeds.loc[("NewReno", "0.001", "f1"), "util_not_below"], (seeds, shown)
 
 
 @pytest.mark.slow

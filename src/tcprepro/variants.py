@@ -147,9 +147,12 @@ VARIANTS: dict[str, Variant] = {
             "ns3::TcpYeahPaper",
             "Baiocchi, Castellani, Vacirca 2007, section III",
             model="tcprepro",
+            # emulated: the authors' own Linux module (tcp_yeah), whose constants it takes
+            linux_name="yeah",
             aliases=("YeAH-paper",),
             notes="YeAH rules as written in the paper; constants of the authors' Linux module "
-            "(Alpha=Q_max 80, Phy 8, Rho 16, Zeta 50, Delta 3, StcpAiFactor 100).",
+            "(Alpha=Q_max 80, Phy 8, Rho 16, Zeta 50, Delta 3, StcpAiFactor 100), which the "
+            "Mininet backend runs in its place.",
         ),
         Variant(
             "Africa",

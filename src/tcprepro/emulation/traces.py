@@ -215,9 +215,11 @@ def link_series(
                     continue
                 qdiscs = linux.parse_tc_qdiscs(sample["tc"][dev])
                 netem = qdiscs.get("1:")
-                if netem is not None and netem["kind"] == "netem":
-                    netem_drops[k] = netem["drops"]
                 leaf, shaper = qdiscs.get("3:"), qdiscs.get("2:")
+                if netem is not None and netem["kind"] == "netem":
+                    # netem counts as its own drop every packet its child tree refuses
+                    # (the buffer's overflow), on top of the packets it destroys itself
+                    netem_drops[k] = netem["drops"] - (leaf["drops"] if leaf else 0)
                 if leaf is None or shaper is None:
                     continue
                 qlen[k] = leaf["qlen_pkts"]
@@ -231,7 +233,8 @@ def link_series(
             columns["drops_pkts"].append(_ffill(drops) - baseline_drops)
             columns["tx_bytes"].append(_ffill(sent) - baseline_sent)
             # netem (root, handle 1:) only where the direction has a delay or a loss; its
-            # limit never binds (linux.NETEM_HEADROOM_PKTS): its drops are the random losses
+            # limit never binds (linux.NETEM_HEADROOM_PKTS): its drops less the buffer's
+            # overflow (which it counts too) are the random losses
             columns["random_drops_pkts"].append(
                 np.zeros(count + 1) if direction.loss_rate == 0 else _since_baseline(netem_drops)
             )
