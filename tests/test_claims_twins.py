@@ -10,7 +10,14 @@ from dataclasses import replace
 import pytest
 
 from tcprepro.campaign import load_workflow_config
-from tcprepro.claims import check_claims, format_table, load_registry, write_csv, write_tex
+from tcprepro.claims import (
+    check_claims,
+    format_table,
+    load_registry,
+    twin_claim,
+    write_csv,
+    write_tex,
+)
 from tcprepro.errors import ConfigError
 from test_claims import ROOT, a_figure, grid
 
@@ -142,6 +149,10 @@ def test_registry_twins_are_validated(tmp_path):
         load("{figure: X3, as: D3, reason: r}")
     with pytest.raises(ValueError, match=r"need emulated\.figure"):
         load("{as: D1, reason: r}")
+    with pytest.raises(ValueError, match=r"need emulated\.figure"):
+        load("{absent: {send_buffer: [32MiB]}, reason: r}")
+    with pytest.raises(ValueError, match="absent must map a dimension to a list"):
+        load("{figure: X3, as: D1, absent: {send_buffer: 32MiB}, reason: r}")
     with pytest.raises(ValueError, match="unknown emulated keys"):
         load("{figure: X3, as: D1, reason: r, tier: smoke}")
 
@@ -149,9 +160,10 @@ def test_registry_twins_are_validated(tmp_path):
 def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert config.twins("D") == {"X3": "D1", "X4": "D3"}
-    assert config.twins("C") == {"X5": "C3.6"}  # C-c4; C-c3 states why X2 cannot judge it
+    assert config.twins("C") == {"X2": "C3.1", "X5": "C3.6"}  # C-c3, C-c4
     claims = {c.id: c for c in load_registry()}
-    assert claims["C-c3"].emulated["reason"].startswith("no twin can judge it")
+    assert claims["C-c3"].twin == ("X2", "C3.1")
+    assert claims["C-c4"].twin == ("X5", "C3.6")
     d_c1 = claims["D-c1"]
 
     def twins_with(**block):
@@ -174,6 +186,12 @@ def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
     monkeypatch.setattr("tcprepro.claims.load_registry", lambda: [narrow])
     with pytest.raises(ConfigError, match="X3 has no cell with send_buffer = '32MiB'"):
         load_workflow_config(ROOT / "workflow/config.yaml").twins("D")
+    # the same cell stated absent (the twin cannot run it): accepted, and the twin's claim
+    # keeps it, so its coverage counts it as not run
+    stated = replace(narrow, emulated={**narrow.emulated, "absent": {"send_buffer": ["32MiB"]}})
+    monkeypatch.setattr("tcprepro.claims.load_registry", lambda: [stated])
+    assert load_workflow_config(ROOT / "workflow/config.yaml").twins("D") == {"X3": "D1"}
+    assert "32MiB" in twin_claim(stated).cells[0]["send_buffer"]
 
 
 def test_the_report_counts_second_verdicts_apart(ns3, tmp_path):

@@ -43,13 +43,13 @@ def test_plan_counts_runs_and_estimates_time():
     assert "D1: 48 runs, 0 cached, 48 to simulate" in result.stdout
     assert "X1: 18 runs, 0 cached, 18 to simulate" in result.stdout
     assert "X1: plus up to 18 emulated runs in real time" in result.stdout
-    # X2 (C3.1's cells: 4 protocols x 7 RTTs x 4 buffers), X3 (D1's 48 cells), X4 (D3's 108),
+    # X2 (C3.1's cells: 5 protocols x 7 RTTs x 4 buffers), X3 (D1's 48 cells), X4 (D3's 108),
     # X5 (C3.6's cells: 5 protocols x 5 loss rates)
-    assert "total: 3889 simulations to run, about" in result.stdout
+    assert "total: 3917 simulations to run, about" in result.stdout
     # the budget: core-hours from the measured per-study rates, wall time on --cores, storage
     assert "budget of tier 'paper'" in result.stdout
-    assert re.search(r"study C: 881 runs, .* calibration x[0-9.]+\): [0-9.]+ core-h", result.stdout)
-    assert re.search(r"total: 3889 runs, [0-9.]+ core-h of simulation", result.stdout)
+    assert re.search(r"study C: 909 runs, .* calibration x[0-9.]+\): [0-9.]+ core-h", result.stdout)
+    assert re.search(r"total: 3917 runs, [0-9.]+ core-h of simulation", result.stdout)
     assert re.search(r"on 2 core\(s\): about [0-9.]+ h of wall time", result.stdout)
     assert re.search(r"trace bundle .* about [0-9.]+ GiB as \.tar", result.stdout)
 

@@ -256,7 +256,8 @@ class WorkflowConfig:
         Each claims-registry ``emulated.figure`` must be a figure of this config, of the
         claim's study, run by both backends (``backends: [ns3, mininet]``), and sweep every
         cell the claim reads of the figure ``as`` (same dimensions, each value one of its
-        own); anything else is a ConfigError naming the claim.
+        own, but for the values the entry's ``absent`` states the twin cannot run);
+        anything else is a ConfigError naming the claim.
         """
         from tcprepro.claims import load_registry
         from tcprepro.claims.regime import claim_cells
@@ -274,12 +275,15 @@ class WorkflowConfig:
             if not self.crosschecked(twin):
                 raise ConfigError(f"{where} is not run by both backends (ns3, mininet)")
             sweep = self.figure(twin).get("sweep", {})
+            absent = claim.emulated.get("absent", {})
             for cell in claim_cells(claim.cells).get(source, []):
                 if list(cell) != list(sweep):
                     raise ConfigError(
                         f"{where} sweeps {list(sweep)}, the claim's cells of {source} {list(cell)}"
                     )
                 for dim, value in cell.items():
+                    if any(_same(v, value) for v in absent.get(dim, ())):
+                        continue  # stated: the twin cannot run it (counted as not run)
                     if not any(_same(v, value) for v in self._all_values(twin, dim)):
                         raise ConfigError(f"{where} has no cell with {dim} = {value!r}")
             if out.get(twin, source) != source:

@@ -194,7 +194,7 @@ def _load_checks() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
-TWIN_KEYS = frozenset({"figure", "as", "args", "reason"})
+TWIN_KEYS = frozenset({"figure", "as", "args", "absent", "reason"})
 #: what a twin's emulated dataset is called by its route (``emulation_route`` attribute)
 ROUTE_LABELS = {"uml": "Linux (UML)", "native": "Linux (native)", "vm": "Linux (VM)"}
 EMULATED_LABEL = "Linux (emulated)"
@@ -211,8 +211,10 @@ def _validate_twin(claim_id: str, requires: tuple[str, ...], block: Mapping[str,
     if not str(block.get("reason", "")).strip():
         raise ValueError(f"{claim_id}: emulated states its reason")
     if "figure" not in block:
-        if "as" in block or "args" in block:
-            raise ValueError(f"{claim_id}: emulated.as and emulated.args need emulated.figure")
+        if {"as", "args", "absent"} & set(block):
+            raise ValueError(
+                f"{claim_id}: emulated.as, emulated.args and emulated.absent need emulated.figure"
+            )
         return
     if block.get("as") not in requires:
         raise ValueError(
@@ -223,6 +225,11 @@ def _validate_twin(claim_id: str, requires: tuple[str, ...], block: Mapping[str,
         raise ValueError(f"{claim_id}: emulated.figure must be another figure than its as")
     if not isinstance(block.get("args", {}), Mapping):
         raise ValueError(f"{claim_id}: emulated.args must be a mapping")
+    absent = block.get("absent", {})
+    if not isinstance(absent, Mapping) or not all(
+        isinstance(v, (list, tuple)) for v in absent.values()
+    ):
+        raise ValueError(f"{claim_id}: emulated.absent must map a dimension to a list of values")
 
 
 def twin_claim(claim: Claim) -> Claim | None:
