@@ -362,6 +362,7 @@ def test_study_c_figures_are_in_the_workflow_config():
     assert isinstance(config, WorkflowConfig)
     assert config.figures_of("C") == [
         "C1",
+        "X7",
         "C2",
         "C3.1",
         "X2",
