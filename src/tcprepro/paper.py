@@ -43,7 +43,7 @@ import xarray as xr
 
 from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig, cell_name
-from tcprepro.claims import VERDICT_COLOURS
+from tcprepro.claims import NOT_EMULATED, VERDICT_COLOURS
 from tcprepro.errors import ConfigError
 from tcprepro.latex import atomic_write as _write
 from tcprepro.latex import escape as tex
@@ -519,6 +519,7 @@ def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
                         "emulated_verdict": row.get("emulated_verdict", "") or "",
                         "emulated_backend": row.get("emulated_backend", "") or "",
                         "emulated_cells": row.get("emulated_cells", "") or "",
+                        "emulated_coverage": row.get("emulated_coverage", "") or "",
                     }
                 )
     return rows
@@ -646,9 +647,13 @@ def _glance(
         coverage = "; ".join(text for text in (ran, row["coverage"]) if text)
         verdict = _verdict(row["verdict"])
         if row["emulated_verdict"]:
+            # a twin whose runs this build did not make says so, not only "pending"
+            absent = row["emulated_coverage"] == NOT_EMULATED
             verdict += (
                 rf"\newline{{\footnotesize {tex(row['emulated_backend'])}: "
-                rf"{_verdict(row['emulated_verdict'])}}}"
+                rf"{_verdict(row['emulated_verdict'])}"
+                + (f" ({NOT_EMULATED})" if absent else "")
+                + "}"
             )
         lines.append(
             rf"{tex(row['claim'])} & {verdict} & {tex(coverage)} & "
