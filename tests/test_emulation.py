@@ -858,6 +858,30 @@ def test_a_missing_iperf2_is_named_with_its_package(monkeypatch):
         capabilities.tool_needs("iperf4")
 
 
+def test_every_twin_runs_on_linux_at_every_tier_and_c1_itself_does_not():
+    """Each cross-check figure's emulated runs (every tier) are scenarios the Mininet
+    backend accepts (variants, qdiscs, delayed ACKs, no generated traffic, no sampled model
+    state); C1 itself samples YeAH's internal state, which Linux does not report, and is
+    refused before any run, naming the field."""
+    from tcprepro.campaign import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    twins = [f for f in config.figures if config.crosschecked(f)]
+    assert {"X1", "X2", "X3", "X4", "X5", "X7"} <= set(twins)
+    for figure in twins:
+        for tier in ("smoke", "quick", "paper"):
+            runs = config.runs(figure, tier, "mininet")
+            assert runs, (figure, tier)
+            for run in runs:
+                capabilities.scenario_needs(run.scenario())
+    needs = capabilities.scenario_needs(config.runs("X5", "smoke", "mininet")[0].scenario())
+    assert "yeah" in needs.congestion_controls and "netem" in needs.qdiscs
+    c1 = config.runs("C1", "smoke")[0].scenario()
+    c1 = c1.model_copy(update={"traffic": {}})  # without its web traffic, as X7, but sampled
+    with pytest.raises(ConfigError, match=r"trace\.congestion_state"):
+        capabilities.scenario_needs(c1)
+
+
 def test_d1_emulated_figure_runs_only_in_mininet_with_its_own_cache_keys():
     from tcprepro.campaign import emulated as workflow
     from tcprepro.campaign import load_workflow_config

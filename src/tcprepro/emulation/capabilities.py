@@ -124,13 +124,19 @@ def scenario_needs(scenario: Scenario) -> Needs:
     ------
     ConfigError
         When a flow's variant has no Linux implementation, a link's queue
-        discipline has no Linux mapping, or ``tcp.delayed_ack_count`` is neither 1
-        nor 2 (naming the field).
+        discipline has no Linux mapping, ``tcp.delayed_ack_count`` is neither 1
+        nor 2, or the scenario samples a model's internal state
+        (``trace.congestion_state``), naming the field.
     """
     if getattr(scenario, "traffic", None):
         raise ConfigError(
             "traffic: generated traffic (tcprepro.traffic) is not emulated yet; "
             "the Mininet backend runs the scenario's flows only"
+        )
+    if scenario.trace.congestion_state:
+        raise ConfigError(
+            "trace.congestion_state: the internal state of tcprepro's ns-3 models; Linux "
+            "congestion controls do not report theirs, so the Mininet backend cannot sample it"
         )
     linux.delayed_ack_metrics(scenario.tcp)  # a delayed-ACK factor Linux cannot give
     plan = build_plan(scenario, 0)
