@@ -875,7 +875,8 @@ def test_every_twin_runs_on_linux_at_every_tier_and_c1_itself_does_not():
             for run in runs:
                 capabilities.scenario_needs(run.scenario())
     needs = capabilities.scenario_needs(config.runs("X5", "smoke", "mininet")[0].scenario())
-    assert "yeah" in needs.congestion_controls and "netem" in needs.qdiscs
+    assert "yeah" in needs.congestion_controls
+    assert "netem" in needs.qdiscs
     c1 = config.runs("C1", "smoke")[0].scenario()
     c1 = c1.model_copy(update={"traffic": {}})  # without its web traffic, as X7, but sampled
     with pytest.raises(ConfigError, match=r"trace\.congestion_state"):
