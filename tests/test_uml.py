@@ -724,3 +724,45 @@ def test_d3_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
         assert acks[("Linux", loss, 1)] >= 2 * acks[("Linux", loss, 2)], acks
     for ds in emulated:
         assert ds.attrs["traffic_tool"] == "iperf2"
+
+
+def test_a_boot_reports_each_run_as_the_guest_finishes_it(tmp_path):
+    """Progress of a long UML batch: one line per finished run (its figure and cell, guest
+    and wall seconds) with the time left at the boot's pace, read from the guest's status
+    lines as they appear (a half-written last line waits for the next poll)."""
+    import io
+
+    from tcprepro.emulation.vm import VmJob
+
+    jobs = [
+        VmJob("{}", 0, str(tmp_path / f"job{i}.nc"), attrs, {})
+        for i, attrs in enumerate(
+            [{"figure": "X5", "sweep": json.dumps({"protocol": "Cubic", "loss": 1e-5})}, {}, {}]
+        )
+    ]
+    log = io.StringIO()
+    progress = uml._Progress(tmp_path, jobs, log)
+    status = tmp_path / "status.jsonl"
+    status.write_text(
+        json.dumps({"ok": True, "guest_s": 80.4, "wall_s": 143.2}) + "\n" + '{"ok": tr'
+    )
+    progress.poll(every_s=0)
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        "UML boot: run 1/3 done (X5 protocol=Cubic, loss=1e-05: 80 guest s in 143 wall s); "
+        "2 left, about"
+    )
+    status.write_text(
+        status.read_text()[: -len('{"ok": tr')]
+        + json.dumps({"ok": True, "guest_s": 1, "wall_s": 2})
+        + "\n"
+        + json.dumps({"ok": False, "error": "x"})
+        + "\n"
+    )
+    progress.poll(every_s=0)
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 3
+    assert "run 2/3 done (job1.nc" in lines[1]
+    assert lines[2].startswith("UML boot: run 3/3 failed (job2.nc")
+    assert lines[2].endswith("the last")

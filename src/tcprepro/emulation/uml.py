@@ -415,7 +415,7 @@ def run_batch(
                 start_new_session=True,
             )
             try:
-                _wait(proc, budget, clock)
+                _wait(proc, budget, clock, _Progress(folder, jobs, log))
             except BaseException:
                 _kill_group(proc)
                 raise
@@ -446,13 +446,73 @@ def run_batch(
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _wait(proc: subprocess.Popen[bytes], budget_s: float, clock: _HostClock) -> None:
+def _job_label(job: Any) -> str:
+    """``X5 protocol=Cubic, loss=1e-05`` for a workflow run, else the output's file name."""
+    attrs = getattr(job, "attrs", None) or {}
+    if "figure" in attrs and "sweep" in attrs:
+        sweep = ", ".join(f"{k}={v}" for k, v in json.loads(attrs["sweep"]).items())
+        return f"{attrs['figure']} {sweep}".strip()
+    return Path(job.output).name
+
+
+class _Progress:
+    """Reports each run of a boot as the guest finishes it (its ``status.jsonl`` lines):
+    the run's guest and wall seconds and the boot's remaining time at its pace so far."""
+
+    def __init__(self, folder: Path, jobs: Sequence[Any], log: Any) -> None:
+        self.path = folder / "status.jsonl"
+        self.names = [_job_label(job) for job in jobs]
+        self.log = log
+        self.seen = 0
+        self.started = time.monotonic()
+        self.polled = 0.0
+
+    def poll(self, every_s: float = 1.0) -> None:
+        now = time.monotonic()
+        if self.log is None or now - self.polled < every_s:
+            return
+        self.polled = now
+        try:
+            text = self.path.read_text()
+        except OSError:
+            return
+        lines = text.splitlines() if text.endswith("\n") else text.splitlines()[:-1]
+        total = len(self.names)
+        for line in lines[self.seen :]:
+            status = json.loads(line)
+            self.seen += 1
+            elapsed = now - self.started
+            left = total - self.seen
+            what = "done" if status.get("ok") else "failed"
+            pace = (
+                f"{left} left, about {elapsed / self.seen * left / 60:.0f} min more"
+                if left
+                else "the last"
+            )
+            guest = status.get("guest_s", float("nan"))
+            wall = status.get("wall_s", float("nan"))
+            print(
+                f"UML boot: run {self.seen}/{total} {what} ({self.names[self.seen - 1]}: "
+                f"{guest:.0f} guest s in {wall:.0f} wall s); {pace}",
+                file=self.log,
+                flush=True,
+            )
+
+
+def _wait(
+    proc: subprocess.Popen[bytes],
+    budget_s: float,
+    clock: _HostClock,
+    progress: _Progress | None = None,
+) -> None:
     """Wait for the boot to end, keeping the guest's view of the wall clock current."""
     deadline = time.monotonic() + budget_s
     while proc.poll() is None:
         if time.monotonic() > deadline:
             raise subprocess.TimeoutExpired(proc.args, budget_s)
         clock.tick()
+        if progress is not None:
+            progress.poll()
         time.sleep(CLOCK_STEP_S)
 
 
