@@ -456,8 +456,11 @@ def _job_label(job: Any) -> str:
 
 
 class _Progress:
-    """Reports each run of a boot as the guest finishes it (its ``status.jsonl`` lines):
-    the run's guest and wall seconds and the boot's remaining time at its pace so far."""
+    """Reports each run of a boot as the guest finishes it (its ``status.jsonl`` lines).
+
+    One line per run: its guest and wall seconds and the boot's remaining time at its
+    pace so far.
+    """
 
     def __init__(self, folder: Path, jobs: Sequence[Any], log: Any) -> None:
         self.path = folder / "status.jsonl"
