@@ -66,7 +66,7 @@ def test_pfq_lqd_buffer_above_sfqs_depth_is_a_config_error_naming_the_field():
     with pytest.raises(ConfigError, match=r"topology \(bottleneck\) buffer_pkts: 625 packets"):
         linux.leaf_qdisc(_bottleneck(625), "topology (bottleneck) qdisc")
     scenario = load_scenario(X6, ["topology.bottleneck.buffer_pkts=625"])
-    with pytest.raises(ConfigError, match="buffer_pkts: 625 .* at most 127 packets per flow"):
+    with pytest.raises(ConfigError, match=r"buffer_pkts: 625 .* at most 127 packets per flow"):
         capabilities.scenario_needs(scenario)
 
 
@@ -98,7 +98,8 @@ def test_schedule_has_exponential_gaps_at_the_configured_rate():
     rate = 3125.0  # rho_b = 0.5 of 50 Mb/s in 1000-byte packets
     times, sockets = background.poisson_schedule([1, 0, 42], rate, 100, 0.0, 200.0)
     assert times.size == pytest.approx(rate * 200.0, rel=0.01)
-    assert times.min() >= 0.0 and times.max() < 200.0
+    assert times.min() >= 0.0
+    assert times.max() < 200.0
     assert np.all(np.diff(times) > 0)
     gaps = np.diff(times)
     assert gaps.mean() == pytest.approx(1.0 / rate, rel=0.01)
@@ -108,16 +109,19 @@ def test_schedule_has_exponential_gaps_at_the_configured_rate():
     # every socket gets its share: 100 flows of rate / 100
     counts = np.bincount(sockets, minlength=100)
     assert counts.size == 100
-    assert counts.min() > 0.85 * times.size / 100 and counts.max() < 1.15 * times.size / 100
+    assert counts.min() > 0.85 * times.size / 100
+    assert counts.max() < 1.15 * times.size / 100
 
 
 def test_schedule_is_deterministic_from_the_seed_and_respects_start_and_stop():
     first = background.poisson_schedule([1, 0, 7], 500.0, 4, 2.0, 10.0)
     again = background.poisson_schedule([1, 0, 7], 500.0, 4, 2.0, 10.0)
     other = background.poisson_schedule([2, 0, 7], 500.0, 4, 2.0, 10.0)
-    assert np.array_equal(first[0], again[0]) and np.array_equal(first[1], again[1])
+    assert np.array_equal(first[0], again[0])
+    assert np.array_equal(first[1], again[1])
     assert not np.array_equal(first[0][:100], other[0][:100])
-    assert first[0].min() >= 2.0 and first[0].max() < 10.0
+    assert first[0].min() >= 2.0
+    assert first[0].max() < 10.0
 
 
 def test_packet_rate_and_seed_come_from_the_scenario():
@@ -127,7 +131,8 @@ def test_packet_rate_and_seed_come_from_the_scenario():
         scenario, 1, "bg", 0, "10.0.0.1", "10.0.1.1", {"ready": "r", "go": "g", "out": "o"}
     )
     seed = argv[argv.index("--seed") + 1 : argv.index("--window")]
-    assert int(seed[0]) == scenario.seed and int(seed[1]) == 1  # scenario seed, repetition
+    assert int(seed[0]) == scenario.seed
+    assert int(seed[1]) == 1
     assert argv[argv.index("--flows") + 1] == "100"
 
 
@@ -137,21 +142,62 @@ def test_sender_and_sink_exchange_the_scheduled_packets_over_loopback(tmp_path):
     common = ["--window", "0.2", "1.2", "--go", str(go)]
     module = [sys.executable, "-m", "tcprepro.emulation.background"]
     sink = subprocess.Popen(
-        [*module, "sink", "--bind", "127.0.0.1", "--port", "39123", "--until", "1.7"]
-        + [*common, "--ready", str(tmp_path / "r1"), "--out", str(files["sink"])]
+        [
+            *module,
+            "sink",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            "39123",
+            "--until",
+            "1.7",
+            *common,
+            "--ready",
+            str(tmp_path / "r1"),
+            "--out",
+            str(files["sink"]),
+        ]
     )
     send = subprocess.Popen(
-        [*module, "send", "--src", "127.0.0.1", "--dst", "127.0.0.1", "--port", "39123"]
-        + ["--base-port", "39200", "--flows", "10", "--packet-size", "1000"]
-        + ["--rate-pps", "2000", "--start", "0", "--stop", "1.2", "--seed", "3", "0", "1"]
-        + [*common, "--ready", str(tmp_path / "r2"), "--out", str(files["send"])]
+        [
+            *module,
+            "send",
+            "--src",
+            "127.0.0.1",
+            "--dst",
+            "127.0.0.1",
+            "--port",
+            "39123",
+            "--base-port",
+            "39200",
+            "--flows",
+            "10",
+            "--packet-size",
+            "1000",
+            "--rate-pps",
+            "2000",
+            "--start",
+            "0",
+            "--stop",
+            "1.2",
+            "--seed",
+            "3",
+            "0",
+            "1",
+            *common,
+            "--ready",
+            str(tmp_path / "r2"),
+            "--out",
+            str(files["send"]),
+        ]
     )
     deadline = time.monotonic() + 60
     while not ((tmp_path / "r1").exists() and (tmp_path / "r2").exists()):
         assert time.monotonic() < deadline, "sender or sink did not start"
         time.sleep(0.05)
     go.write_text(f"{time.monotonic() + 0.2!r}\n")
-    assert send.wait(timeout=30) == 0 and sink.wait(timeout=30) == 0
+    assert send.wait(timeout=30) == 0
+    assert sink.wait(timeout=30) == 0
     sent, received = (json.loads(files[r].read_text()) for r in ("send", "sink"))
     times, _ = background.poisson_schedule([3, 0, 1], 2000.0, 10, 0.0, 1.2)
     assert sent["scheduled"] == sent["sent"] == times.size
