@@ -150,8 +150,11 @@ def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert config.twins("D") == {"X3": "D1", "X4": "D3"}
     assert config.twins("C") == {}  # C-c3 states why X2 cannot judge it
+    assert config.twins("B") == {}  # B-c5 and B-c6 state why X6 cannot judge them
     claims = {c.id: c for c in load_registry()}
     assert claims["C-c3"].emulated["reason"].startswith("no twin can judge it")
+    for claim in ("B-c5", "B-c6"):
+        assert "X6" in claims[claim].emulated["reason"]
     d_c1 = claims["D-c1"]
 
     def twins_with(**block):

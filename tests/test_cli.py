@@ -43,12 +43,13 @@ def test_plan_counts_runs_and_estimates_time():
     assert "D1: 48 runs, 0 cached, 48 to simulate" in result.stdout
     assert "X1: 18 runs, 0 cached, 18 to simulate" in result.stdout
     assert "X1: plus up to 18 emulated runs in real time" in result.stdout
-    # X2 (C3.1's cells: 4 protocols x 7 RTTs x 4 buffers), X3 (D1's 48 cells), X4 (D3's 108)
-    assert "total: 3864 simulations to run, about" in result.stdout
+    # X2 (C3.1's cells: 4 protocols x 7 RTTs x 4 buffers), X3 (D1's 48 cells), X4 (D3's 108),
+    # X6 (B5.10's cells Linux has: 11 variants x 4 i x 2 B)
+    assert "total: 3952 simulations to run, about" in result.stdout
     # the budget: core-hours from the measured per-study rates, wall time on --cores, storage
     assert "budget of tier 'paper'" in result.stdout
     assert re.search(r"study C: 856 runs, .* calibration x[0-9.]+\): [0-9.]+ core-h", result.stdout)
-    assert re.search(r"total: 3864 runs, [0-9.]+ core-h of simulation", result.stdout)
+    assert re.search(r"total: 3952 runs, [0-9.]+ core-h of simulation", result.stdout)
     assert re.search(r"on 2 core\(s\): about [0-9.]+ h of wall time", result.stdout)
     assert re.search(r"trace bundle .* about [0-9.]+ GiB as \.tar", result.stdout)
 
@@ -89,6 +90,9 @@ def test_plan_estimates_uml_runs_from_the_wall_time_ratio():
     result = tcprepro("plan", "--tier", "quick", "--workdir", "/nonexistent", "--route", "uml")
     assert result.returncode == 0, result.stderr
     assert "X3: plus up to 20 emulated runs on the UML route (virtual clock, 2 boot(s)" in (
+        result.stdout
+    )
+    assert "X6: plus up to 8 emulated runs on the UML route (virtual clock, 2 boot(s)" in (
         result.stdout
     )
 

@@ -7,7 +7,9 @@ repetitions) and mean RTT, the differences, and whether each lies within the
 figure's stated tolerance (``crosscheck`` in ``workflow/config.yaml``:
 percentage points of utilisation, relative RTT difference). A figure whose own
 metric is the link's efficiency (C3.1) also compares each cell's total
-utilisation, all flows together (row ``flow = "total"``, no RTT). Emulated cells
+utilisation, all flows together (row ``flow = "total"``, no RTT; with study B's
+background, the bottlenecked flows' share (1 - rho_b) phi). Generated traffic
+(a ``traffic:`` generator's flows) is not compared flow by flow. Emulated cells
 that the fidelity gate flagged are marked, never silently counted as agreeing
 or disagreeing. :func:`tcprepro.plotting.crosscheck_scatter` draws the table.
 """
@@ -33,7 +35,27 @@ __all__ = ["TOTAL", "compare", "compare_figure", "summary", "write_csv", "write_
 TOTAL = "total"
 
 
+#: flow kinds of generated traffic (tcprepro.traffic): not compared flow by flow
+GENERATED_KINDS = ("transfers", "packets")
+
+
+def _scenario_flows(ds: xr.Dataset) -> xr.Dataset:
+    """The scenario's own flows: a generator's traffic is not compared flow by flow.
+
+    ns-3 records a generator's packets as a flow; the emulation records its counts
+    and measured load (``background_*``) instead, so a row would compare nothing.
+    """
+    if "flow_kind" not in ds or "flow" not in ds.dims:
+        return ds
+    generated = ds["flow_kind"].isin(list(GENERATED_KINDS))
+    others = [d for d in generated.dims if d != "flow"]
+    if others:
+        generated = generated.any(others)
+    return ds.sel(flow=~generated.values)
+
+
 def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
+    ds = _scenario_flows(ds)
     per_flow = metrics.utilisation(ds) * 100.0
     util = per_flow.mean("rep").rename(f"{backend}_util_pct")
     rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep").rename(f"{backend}_rtt_ms")
