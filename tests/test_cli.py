@@ -92,7 +92,7 @@ def test_plan_estimates_uml_runs_from_the_wall_time_ratio():
     assert "X3: plus up to 20 emulated runs on the UML route (virtual clock, 2 boot(s)" in (
         result.stdout
     )
-    assert "X6: plus up to 8 emulated runs on the UML route (virtual clock, 2 boot(s)" in (
+    assert "X6: plus up to 16 emulated runs on the UML route (virtual clock, 2 boot(s)" in (
         result.stdout
     )
 

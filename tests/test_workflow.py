@@ -124,7 +124,7 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
         return
     # A, D, B, C, and the ns-3 sides of X1, X2, X3, X4, X6; D1.1 is emulated only (D1 is
     # its ns-3 counterpart)
-    assert counts["simulate"] == 160 + 100 + 174 + 74 + 18 + 8 + 20 + 16 + 8
+    assert counts["simulate"] == 160 + 100 + 174 + 74 + 18 + 8 + 20 + 16 + 16
     assert counts["emulate_figure"] == 6  # one job per figure (X1, D1.1, X3, X4, X6, X2)
     assert counts["crosscheck_table"] == 5
     assert counts["crosscheck_figure"] == 5
