@@ -54,6 +54,22 @@ def _scenario_flows(ds: xr.Dataset) -> xr.Dataset:
     return ds.sel(flow=~generated.values)
 
 
+def _absent_flows(ds: xr.Dataset, keep: list[str]) -> pd.DataFrame | None:
+    """(cell, flow) pairs of a combined dataset whose cell has no such flow.
+
+    A sweep of the flow count (X6's i) combines cells of 1 and 2 flows: the
+    1-flow cells have the second flow's name with an empty ``flow_kind``.
+    """
+    if "flow_kind" not in ds or set(ds["flow_kind"].dims) <= {"flow"}:
+        return None
+    kind = ds["flow_kind"].astype(str)
+    absent = (kind == "") | (kind == "nan")
+    if "rep" in absent.dims:
+        absent = absent.all("rep")
+    frame = absent.rename("absent").to_dataframe(dim_order=keep).reset_index()
+    return frame[frame["absent"]][keep]
+
+
 def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
     ds = _scenario_flows(ds)
     per_flow = metrics.utilisation(ds) * 100.0
@@ -63,6 +79,10 @@ def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
     keep = [*dims, "flow"]
     frame = xr.merge([util, rtt]).to_dataframe(dim_order=keep).reset_index()
     frame = frame[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]
+    absent = _absent_flows(ds, keep)
+    if absent is not None and len(absent):  # no row for a flow its cell does not have
+        marked = frame.merge(absent.assign(_absent=True), on=keep, how="left")
+        frame = frame[marked["_absent"].isna().to_numpy()].reset_index(drop=True)
     if total:
         # every flow of the cell together: its efficiency when the flows share one link
         summed = per_flow.sum("flow", min_count=1).mean("rep").rename(f"{backend}_util_pct")
