@@ -161,11 +161,14 @@ def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert config.twins("D") == {"X3": "D1", "X4": "D3"}
     assert config.twins("C") == {"X7": "C1", "X2": "C3.1", "X5": "C3.6"}  # C-c1, C-c3, C-c4
+    assert config.twins("B") == {}  # B-c5 and B-c6 state why X6 cannot judge them
     claims = {c.id: c for c in load_registry()}
     assert claims["C-c3"].twin == ("X2", "C3.1")
     assert claims["C-c4"].twin == ("X5", "C3.6")
     assert claims["C-c2"].twin is None  # count_reno is not reported by Linux's tcp_yeah
     assert claims["C-c2"].emulated["reason"].startswith("no twin can judge it")
+    for claim in ("B-c5", "B-c6"):
+        assert "X6" in claims[claim].emulated["reason"]
     d_c1 = claims["D-c1"]
 
     def twins_with(**block):

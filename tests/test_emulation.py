@@ -1060,3 +1060,47 @@ def test_crosscheck_compares_a_cells_total_and_bounds_relative_differences(tmp_p
     assert bool(rows.loc[("NewReno", "down"), "util_ok"])
     tex = crosscheck.write_tex(strict, tmp_path / "x.tex", "X9").read_text()
     assert "20\\% of the ns-3 value" in tex
+
+
+def test_crosscheck_leaves_generated_traffic_out_of_the_rows_and_the_total():
+    """X6: ns-3 records the Poisson background as a flow, the emulation as counts; the
+    table compares the scenario's own flows and totals them without the background."""
+    from tcprepro.analysis import crosscheck
+
+    ns3 = _combined({"NewReno": (8e6, 1e6), "Cubic": (8e6, 1e6)})
+    ns3 = ns3.assign(flow_kind=ns3["flow_kind"].where(ns3["flow"] != "down", "packets"))
+    emulated = _combined({"NewReno": (8e6, 1.1e6), "Cubic": (8e6, 0.9e6)}).sel(flow=["up"])
+    table = crosscheck.compare_figure(
+        ns3, emulated, {"utilisation_pp": 10, "rtt_rel": 0.2, "total_utilisation": True}
+    )
+    assert set(table["flow"]) == {"up", crosscheck.TOTAL}
+    rows = table.set_index(["up", "flow"])
+    for up in ("NewReno", "Cubic"):
+        assert rows.loc[(up, crosscheck.TOTAL), "ns3_util_pct"] == pytest.approx(
+            rows.loc[(up, "up"), "ns3_util_pct"]
+        )
+    ran = table[table["up"] != "Vegas"]  # the sweep's third cell has no run
+    assert ran["emu_util_pct"].notna().all()
+    assert ran["ns3_util_pct"].notna().all()
+
+
+def test_crosscheck_has_no_row_for_a_flow_its_cell_does_not_have():
+    """X6 sweeps the flow count i: its 1-flow cells carry the 2-flow cells' second flow
+    name with no data, which is no flow to compare (not a flow "not run")."""
+    from tcprepro.analysis import crosscheck
+
+    def one_flow_in_cubic(ds):
+        cubic = (ds["up"] == "Cubic") & (ds["flow"] == "down")
+        kind = ds["flow_kind"].where(~cubic, "")
+        return ds.assign(flow_kind=kind, goodput_bps=ds["goodput_bps"].where(~cubic))
+
+    ns3 = one_flow_in_cubic(_combined({"NewReno": (8e6, 1e6), "Cubic": (8e6, 1e6)}))
+    emulated = one_flow_in_cubic(
+        _combined({"NewReno": (8e6, 1e6), "Cubic": (8e6, 1e6)}, fidelity={"NewReno": 1, "Cubic": 1})
+    )
+    table = crosscheck.compare(ns3, emulated, utilisation_pp=10, rtt_rel=0.2)
+    cells = set(zip(table["up"], table["flow"], strict=True))
+    assert ("Cubic", "down") not in cells
+    assert {("Cubic", "up"), ("NewReno", "down"), ("NewReno", "up")} <= cells
+    ran = table[table["up"] != "Vegas"]
+    assert (ran["fidelity"] == "ok").all()

@@ -599,6 +599,33 @@ def test_c31_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
 
 
 @pytest.mark.slow
+def test_b510_smoke_cell_with_sfq_and_the_poisson_background_agrees_with_ns3_on_uml(tmp_path):
+    """B5.10's cell (X6's smoke tier: one Reno flow against the Poisson UDP background at
+    rho_b = 0.5, B = 20, 10 s) on ns-3's PFQ/LQD and on Linux's sfq in UML: the flow's
+    share of the link (phi(1) times 1 - rho_b) and its mean RTT within X6's stated
+    tolerance, and the emulated background offered within 5 % of rho_b."""
+    table, shown, emulated = _crosscheck_smoke(tmp_path, "X6")
+    assert set(table["flow"]) == {"bn0", "total"}  # the background is not a compared flow
+    assert (table["fidelity"] == "ok").all(), shown
+    total = table[table["flow"] == "total"].iloc[0]
+    rho_b = 0.5
+    print(
+        f"phi(1): ns-3 {total['ns3_util_pct'] / 100 / (1 - rho_b):.3f}, "
+        f"UML {total['emu_util_pct'] / 100 / (1 - rho_b):.3f}"
+    )
+    (ds,) = emulated
+    assert "sfq" in json.loads(ds.attrs["qdiscs"])["bottleneck"]
+    bg = json.loads(ds.attrs["background"])["bg"]
+    print(f"background: {bg}")
+    assert bg["send_errors"] == 0
+    assert bg["packets_sent"] == bg["packets_scheduled"]
+    assert float(ds["background_offered_load"]) == pytest.approx(rho_b, rel=0.05)
+    assert float(ds["background_received_load"]) == pytest.approx(rho_b, rel=0.05)
+    assert bool(total["util_ok"]), shown
+    assert table[table["flow"] != "total"]["rtt_ok"].all(), shown
+
+
+@pytest.mark.slow
 def test_d1_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     """D1's cells at the thesis's real 1 Gb/s and 12 ms RTT (X3's smoke tier: BR 256 KiB,
     BE 64 KiB and 2 MiB, 2 s), no time scaling. The receive-limited cell (BE 2 MiB) must

@@ -54,6 +54,8 @@ __all__ = [
     "calibrate",
     "expand_packets",
     "expand_transfers",
+    "generator_rng",
+    "generator_seed",
     "size_law_cdf",
     "size_law_mean",
     "size_law_sample",
@@ -242,10 +244,15 @@ def calibrate(scenario: Scenario, name: str) -> Calibration:
     return Calibration(gen.arrival_rate, mean, gen.arrival_rate * mean * 8.0 / capacity, capacity)
 
 
+def generator_seed(scenario: Scenario, rep: int, name: str) -> list[int]:
+    """The seed of one generator's random stream in one repetition (numpy entropy)."""
+    tag = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little")
+    return [scenario.seed, rep, tag]
+
+
 def generator_rng(scenario: Scenario, rep: int, name: str) -> np.random.Generator:
     """The random stream of one generator in one repetition."""
-    tag = int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "little")
-    return np.random.default_rng([scenario.seed, rep, tag])
+    return np.random.default_rng(generator_seed(scenario, rep, name))
 
 
 def _sources(scenario: Scenario, name: str) -> list[str]:

@@ -182,6 +182,11 @@ QDISCS: dict[str, Qdisc] = {
             "per-flow start-time fair queueing with priority to flows below the fair rate "
             "(PFQ), shared buffer, drop from the longest queue (LQD); DropFront: true drops "
             "its first packet",
+            # Linux twin (tcprepro.emulation.linux.sfq_arguments): stochastic fairness
+            # queueing, DRR over hashed flows with one shared limit, dropping from the
+            # longest flow's tail when full (as LQD with DropFront false); no priority to
+            # flows below their fair rate (docs/emulation.md, X6)
+            linux_qdisc="sfq",
         ),
     )
 }

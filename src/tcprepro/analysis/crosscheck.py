@@ -7,7 +7,9 @@ repetitions) and mean RTT, the differences, and whether each lies within the
 figure's stated tolerance (``crosscheck`` in ``workflow/config.yaml``:
 percentage points of utilisation, relative RTT difference). A figure whose own
 metric is the link's efficiency (C3.1) also compares each cell's total
-utilisation, all flows together (row ``flow = "total"``, no RTT). Emulated cells
+utilisation, all flows together (row ``flow = "total"``, no RTT; with study B's
+background, the bottlenecked flows' share (1 - rho_b) phi). Generated traffic
+(a ``traffic:`` generator's flows) is not compared flow by flow. Emulated cells
 that the fidelity gate flagged are marked, never silently counted as agreeing
 or disagreeing. :func:`tcprepro.plotting.crosscheck_scatter` draws the table.
 """
@@ -33,7 +35,43 @@ __all__ = ["TOTAL", "compare", "compare_figure", "summary", "write_csv", "write_
 TOTAL = "total"
 
 
+#: flow kinds of generated traffic (tcprepro.traffic): not compared flow by flow
+GENERATED_KINDS = ("transfers", "packets")
+
+
+def _scenario_flows(ds: xr.Dataset) -> xr.Dataset:
+    """The scenario's own flows: a generator's traffic is not compared flow by flow.
+
+    ns-3 records a generator's packets as a flow; the emulation records its counts
+    and measured load (``background_*``) instead, so a row would compare nothing.
+    """
+    if "flow_kind" not in ds or "flow" not in ds.dims:
+        return ds
+    generated = ds["flow_kind"].isin(list(GENERATED_KINDS))
+    others = [d for d in generated.dims if d != "flow"]
+    if others:
+        generated = generated.any(others)
+    return ds.sel(flow=~generated.values)
+
+
+def _absent_flows(ds: xr.Dataset, keep: list[str]) -> pd.DataFrame | None:
+    """(cell, flow) pairs of a combined dataset whose cell has no such flow.
+
+    A sweep of the flow count (X6's i) combines cells of 1 and 2 flows: the
+    1-flow cells have the second flow's name with an empty ``flow_kind``.
+    """
+    if "flow_kind" not in ds or set(ds["flow_kind"].dims) <= {"flow"}:
+        return None
+    kind = ds["flow_kind"].astype(str)
+    absent = (kind == "") | (kind == "nan")
+    if "rep" in absent.dims:
+        absent = absent.all("rep")
+    frame = absent.rename("absent").to_dataframe(dim_order=keep).reset_index()
+    return frame[frame["absent"]][keep]
+
+
 def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
+    ds = _scenario_flows(ds)
     per_flow = metrics.utilisation(ds) * 100.0
     util = per_flow.mean("rep").rename(f"{backend}_util_pct")
     rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep").rename(f"{backend}_rtt_ms")
@@ -41,6 +79,10 @@ def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
     keep = [*dims, "flow"]
     frame = xr.merge([util, rtt]).to_dataframe(dim_order=keep).reset_index()
     frame = frame[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]
+    absent = _absent_flows(ds, keep)
+    if absent is not None and len(absent):  # no row for a flow its cell does not have
+        marked = frame.merge(absent.assign(_absent=True), on=keep, how="left")
+        frame = frame[marked["_absent"].isna().to_numpy()].reset_index(drop=True)
     if total:
         # every flow of the cell together: its efficiency when the flows share one link
         summed = per_flow.sum("flow", min_count=1).mean("rep").rename(f"{backend}_util_pct")

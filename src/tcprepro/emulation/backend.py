@@ -15,7 +15,10 @@ and the order of its steps:
 4. the traffic: one server per flow on its destination, one client per flow on
    its source started at the planned time (command lines in
    :mod:`tcprepro.emulation.iperf`: iperf3, or iperf 2 when a run's send and
-   receive buffers must differ, ``EmulationOptions.traffic_tool = "iperf2"``);
+   receive buffers must differ, ``EmulationOptions.traffic_tool = "iperf2"``),
+   and each ``poisson_packets`` generator's UDP sender and sink
+   (:mod:`tcprepro.emulation.background`; counts and measured loads in the
+   dataset's ``background`` attribute and ``background_*_load`` variables);
 5. the traces: one sampler per namespace (:mod:`tcprepro.emulation.sampler`)
    reading ``ss -tin`` (cwnd, smoothed RTT, segments, retransmissions, bytes
    received, bytes in flight) and ``tc -s qdisc`` (queue, drops, bytes sent)
@@ -50,7 +53,7 @@ import numpy as np
 import xarray as xr
 
 from tcprepro import provenance
-from tcprepro.emulation import capabilities, iperf, linux, traces
+from tcprepro.emulation import background, capabilities, iperf, linux, traces
 from tcprepro.emulation.fidelity import CpuMonitor, FidelityReport, Tolerances, sleep_until
 from tcprepro.emulation.network import Emulation, sigterm_as_interrupt
 from tcprepro.emulation.probe import probe_links
@@ -154,7 +157,7 @@ def check_scenario(scenario: Scenario, tool: str = "iperf3") -> capabilities.Nee
     return needs
 
 
-def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool) -> dict[str, Any]:
+def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> dict[str, Any]:
     scenario = emu.scenario
     interval = scenario.trace.interval
     count = round(scenario.duration / interval)
@@ -186,14 +189,47 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool) -> dict[str, Any]:
         if what["tc"]:
             argv += ["--tc", *what["tc"].values()]
         samplers[node] = emu.popen(node, argv, workdir / f"sampler-{node}.log")
+    # generated background (poisson_packets): a sink on the destination, a sender on the
+    # source, both waiting for the same go file as the samplers
+    generators = {}
+    for index, name in enumerate(background.check_generators(scenario)):
+        src, dst = scenario.endpoints_of(name)
+        for role, node in (("sink", dst), ("send", src)):
+            files = {
+                "ready": workdir / f"ready-{role}-{name}",
+                "go": go,
+                "out": workdir / f"background-{role}-{name}.json",
+            }
+            argv = (
+                background.sink_argv(scenario, index, emu.addressing.host_ip(dst), files)
+                if role == "sink"
+                else background.sender_argv(
+                    scenario,
+                    rep,
+                    name,
+                    index,
+                    emu.addressing.host_ip(src),
+                    emu.addressing.host_ip(dst),
+                    files,
+                )
+            )
+            log = workdir / f"background-{role}-{name}.log"
+            generators[f"{role}-{name}"] = (emu.popen(node, argv, log), files["ready"], log)
+    waiting = {
+        **{
+            f"sampler in {node}": (proc, workdir / f"ready-{node}", workdir / f"sampler-{node}.log")
+            for node, proc in samplers.items()
+        },
+        **{f"background {key}": value for key, value in generators.items()},
+    }
     deadline = time.monotonic() + 120.0
-    while not all((workdir / f"ready-{node}").exists() for node in samplers):
+    while not all(ready.exists() for _, ready, _ in waiting.values()):
         if time.monotonic() > deadline:
-            raise RuntimeError("the trace samplers did not start within 120 s")
-        for node, proc in samplers.items():
+            raise RuntimeError("the trace samplers (or background) did not start within 120 s")
+        for what, (proc, _, log) in waiting.items():
             if proc.poll() is not None:
-                log = (workdir / f"sampler-{node}.log").read_text(errors="replace")[-1000:]
-                raise RuntimeError(f"sampler in {node} exited early: {log}")
+                text = log.read_text(errors="replace")[-1000:]
+                raise RuntimeError(f"{what} exited early: {text}")
         time.sleep(0.02)
     t0 = time.monotonic() + 0.3
     go.write_text(f"{t0!r}\n")
@@ -220,7 +256,29 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool) -> dict[str, Any]:
     for proc in clients.values():
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=max(0.05, grace - time.monotonic()))
-    return {"starts": starts, "count": count, "samplers": list(samplers)}
+    for key, (proc, _, _) in generators.items():
+        try:
+            proc.wait(timeout=30.0 + background.SINK_GRACE_S)
+        except subprocess.TimeoutExpired as exc:
+            raise RuntimeError(f"the background {key} did not finish") from exc
+    return {
+        "starts": starts,
+        "count": count,
+        "samplers": list(samplers),
+        "background": _background_summary(scenario, workdir),
+    }
+
+
+def _background_summary(scenario: Scenario, workdir: Path) -> dict[str, dict[str, Any]]:
+    """Each generator's counts and measured loads (sender's and sink's reports)."""
+    out = {}
+    for name in background.check_generators(scenario):
+        sent, received = (
+            json.loads((workdir / f"background-{role}-{name}.json").read_text())
+            for role in ("send", "sink")
+        )
+        out[name] = background.summary(scenario, name, sent, received)
+    return out
 
 
 def run_scenario(
@@ -266,7 +324,7 @@ def run_scenario(
             report = probe_links(emu, options.probe_s, options.tolerances, options.traffic_tool)
             stages.lap("probe")
             cpu = CpuMonitor()
-            info = _traffic(emu, cpu, progress)
+            info = _traffic(emu, cpu, progress, rep)
             stages.lap("traffic")
             report.cpu_mean_busy, report.cpu_saturated_fraction = cpu.summary(
                 options.tolerances.cpu_busy
@@ -419,6 +477,18 @@ def _dataset(
         [probes[n].configured_rtt_s if n in probes else math.nan for n in link_names],
     )
     ds["fidelity_ok"] = ((), int(report.ok))
+    if info["background"]:
+        # the generated background: did it run at its stated load? (all generators
+        # together; each one's counts in the attribute ``background``)
+        loads = info["background"].values()
+        ds.attrs["background"] = json.dumps(info["background"], sort_keys=True)
+        for name in ("offered_load", "received_load"):
+            ds[f"background_{name}"] = ((), float(sum(g[name] for g in loads)))
+            ds[f"background_{name}"].attrs["description"] = (
+                f"generated background's {name.replace('_', ' ')}: IP bytes "
+                f"{'sent' if name == 'offered_load' else 'received'} in the measurement "
+                "window over its length and the bottleneck rate (configured: traffic.*.load)"
+            )
     for name in ("link_probe_goodput_bps", "link_probe_expected_bps"):
         ds[name].attrs["units"] = "bit/s"
     for name in ("link_probe_rtt_s", "link_probe_configured_rtt_s"):

@@ -1,7 +1,7 @@
 """What an emulated scenario needs from this host, and which route it takes.
 
 This module owns the capability side of the emulation: from a scenario, the
-Linux queueing disciplines (htb, pfifo/codel/fq_codel, netem when a direction
+Linux queueing disciplines (htb, pfifo/codel/fq_codel/sfq, netem when a direction
 has a delay or a loss) and congestion controls it needs (:func:`scenario_needs`);
 what the *native* route (Mininet on the running kernel, as root) lacks for
 them; what the *UML* route (User-mode Linux with a virtual clock, see
@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tcprepro.emulation import linux
+from tcprepro.emulation import background, linux
 from tcprepro.errors import CapabilityError, ConfigError
 from tcprepro.scenario import Scenario
 from tcprepro.topology import build_plan
@@ -59,6 +59,7 @@ _PROBE_ARGS = {
     "pfifo": ["pfifo", "limit", "10"],
     "codel": ["codel", "limit", "10"],
     "fq_codel": ["fq_codel", "limit", "10"],
+    "sfq": ["sfq", "limit", "10", "perturb", "0"],
 }
 
 
@@ -124,15 +125,12 @@ def scenario_needs(scenario: Scenario) -> Needs:
     ------
     ConfigError
         When a flow's variant has no Linux implementation, a link's queue
-        discipline has no Linux mapping, ``tcp.delayed_ack_count`` is neither 1
-        nor 2, or the scenario samples a model's internal state
-        (``trace.congestion_state``), naming the field.
+        discipline has no Linux mapping (or a buffer its Linux twin cannot hold), a
+        traffic generator is not emulated (only ``poisson_packets`` is),
+        ``tcp.delayed_ack_count`` is neither 1 nor 2, or the scenario samples a model's
+        internal state (``trace.congestion_state``), naming the field.
     """
-    if getattr(scenario, "traffic", None):
-        raise ConfigError(
-            "traffic: generated traffic (tcprepro.traffic) is not emulated yet; "
-            "the Mininet backend runs the scenario's flows only"
-        )
+    background.check_generators(scenario)  # poisson_packets only
     if scenario.trace.congestion_state:
         raise ConfigError(
             "trace.congestion_state: the internal state of tcprepro's ns-3 models; Linux "
@@ -141,10 +139,11 @@ def scenario_needs(scenario: Scenario) -> Needs:
     linux.delayed_ack_metrics(scenario.tcp)  # a delayed-ACK factor Linux cannot give
     plan = build_plan(scenario, 0)
     qdiscs = {"htb"}
+    frame = linux.frame_bytes(scenario.tcp)
     for index, link in enumerate(plan.links):
         for side, direction in (("a_to_b", link.a_to_b), ("b_to_a", link.b_to_a)):
             where = f"topology ({direction.trace_name or f'{link.a}-{link.b} {side}'}) qdisc"
-            qdiscs.add(linux.leaf_qdisc(direction, where)[0])
+            qdiscs.add(linux.leaf_qdisc(direction, where, frame)[0])
             if linux.needs_netem(direction):
                 qdiscs.add("netem")
         del index

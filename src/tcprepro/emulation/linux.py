@@ -10,7 +10,7 @@ One shaped direction (the egress interface of the sending side)::
 
     root  netem delay <d> [loss <p>] limit <huge>     only when delay or loss > 0
       └── htb, one class: rate = ceil = <rate>, small burst
-            └── pfifo limit <buffer_pkts>              (or codel / fq_codel)
+            └── pfifo limit <buffer_pkts>              (or codel / fq_codel / sfq)
 
 Why this shape (both measured on the reference machine, issue #8):
 
@@ -47,14 +47,20 @@ from dataclasses import dataclass, field
 from tcprepro.errors import ConfigError
 from tcprepro.scenario import TcpSettings
 from tcprepro.topology import PlannedDirection
+from tcprepro.variants import QDISCS
 
 __all__ = [
     "DELAYED_ACK_COUNTS",
+    "EMULATED_LINUX_QDISCS",
     "ETHERNET_HEADER_BYTES",
     "NETEM_HEADROOM_PKTS",
+    "SFQ_DIVISOR",
+    "SFQ_FLOWS",
+    "SFQ_MAX_DEPTH_PKTS",
     "SsSocket",
     "delayed_ack_metrics",
     "egress_commands",
+    "emulated_qdiscs",
     "frame_bytes",
     "host_sysctls",
     "htb_burst_bytes",
@@ -66,6 +72,7 @@ __all__ = [
     "parse_ss",
     "parse_tc_qdiscs",
     "route_metrics",
+    "sfq_arguments",
 ]
 
 #: bytes htb and ``tc`` count per packet on top of the IP packet (Ethernet header)
@@ -77,8 +84,16 @@ NETEM_HEADROOM_PKTS = 65536
 #: default (b = 2); the route metric ``quickack 1`` keeps it in quick-ACK mode, an ACK per
 #: segment (b = 1). No other b has a Linux setting.
 DELAYED_ACK_COUNTS = {1: ["quickack", "1"], 2: []}
-#: the Linux queue disciplines a scenario's ``qdisc`` names map to (see tcprepro.variants)
-LEAF_QDISCS = {"fifo": "pfifo", "codel": "codel", "fq_codel": "fq_codel"}
+#: Linux's cap on the packets one sfq flow may hold (SFQ_MAX_DEPTH in net/sched/sch_sfq.c)
+SFQ_MAX_DEPTH_PKTS = 127
+#: sfq's hash table size: its largest (a power of two up to 65536). With the 100
+#: background flows of study B and a few TCP flows, two flows share a bucket (and one
+#: DRR queue) with probability about n^2 / (2 x 65536) = 8 %, against 5 expected
+#: collisions with the default 1024 buckets
+SFQ_DIVISOR = 65536
+#: sfq's flow slots: each occupied slot holds at least one packet and sfq enqueues before
+#: it drops, so buffer_pkts + 1 <= 128 slots (buffer_pkts <= SFQ_MAX_DEPTH_PKTS) suffice
+SFQ_FLOWS = SFQ_MAX_DEPTH_PKTS + 1
 
 
 def mtu_bytes(tcp: TcpSettings) -> int:
@@ -105,18 +120,93 @@ def htb_burst_bytes(rate_bps: float, frame: int) -> int:
     return max(frame, math.ceil(rate_bps * 1e-3 / 8))
 
 
-def leaf_qdisc(direction: PlannedDirection, where: str = "") -> list[str]:
+def sfq_arguments(direction: PlannedDirection, frame: int, where: str = "") -> list[str]:
+    """``tc`` arguments of sfq as the Linux twin of PFQ/LQD (``pfq_lqd``).
+
+    Each parameter brings sfq closest to tcprepro's PFQ/LQD model:
+
+    - ``limit B``: one buffer of ``buffer_pkts`` packets shared by every flow; when
+      it is full sfq drops from the flow with the most packets (ties: the flow of the
+      packet that just arrived, the first in sfq's list of that depth), as LQD;
+    - ``depth B``: one flow may fill the whole shared buffer, as under LQD; Linux
+      caps the depth at 127 packets, so a larger buffer is refused (below);
+    - no ``headdrop``: sfq then drops the longest flow's *last* packet (or the
+      arriving one), as PfqLqdQueueDisc with its default ``DropFront = false``, the
+      setting of study B;
+    - ``perturb 0``: the flow hash keeps its key for the whole run (a periodic
+      rehash would move flows between queues mid-run);
+    - ``divisor 65536`` (:data:`SFQ_DIVISOR`): flows rarely share a hash bucket,
+      where PFQ/LQD tells every 5-tuple apart;
+    - ``flows 128`` (:data:`SFQ_FLOWS`): never short of slots for B <= 127;
+    - ``quantum`` one full frame (``frame`` bytes, as htb counts it): each flow
+      sends up to one full-sized packet per round, PFQ's equal weights in bytes.
+
+    What stays different: sfq is deficit round robin, without PFQ's priority queue
+    for flows below their fair rate (a background packet waits for at most one
+    round of the backlogged flows instead of none), and its flows are hash buckets.
+
+    Raises
+    ------
+    ConfigError
+        When ``buffer_pkts`` exceeds 127 packets (naming the field): sfq could not
+        let one flow hold the whole buffer, which LQD allows.
+    """
+    if direction.buffer_pkts > SFQ_MAX_DEPTH_PKTS:
+        place = where.removesuffix(" qdisc") if where else "topology"
+        raise ConfigError(
+            f"{place} buffer_pkts: {direction.buffer_pkts} packets with qdisc pfq_lqd; its "
+            f"Linux twin sfq holds at most {SFQ_MAX_DEPTH_PKTS} packets per flow, where "
+            "LQD lets one flow fill the whole shared buffer: emulate buffers of at most "
+            f"{SFQ_MAX_DEPTH_PKTS} packets"
+        )
+    buffer = str(direction.buffer_pkts)
+    return [
+        "sfq",
+        "limit",
+        buffer,
+        "depth",
+        buffer,
+        "flows",
+        str(SFQ_FLOWS),
+        "divisor",
+        str(SFQ_DIVISOR),
+        "perturb",
+        "0",
+        "quantum",
+        str(frame),
+    ]
+
+
+#: the Linux queue disciplines the emulation sets up, named by the registry's
+#: ``Qdisc.linux_qdisc`` (tcprepro.variants): the first three take the buffer as their
+#: ``limit``, sfq as above. A Linux kind missing here (red: ns-3's defaults have no
+#: faithful Linux parameters yet) is not emulated.
+EMULATED_LINUX_QDISCS = ("pfifo", "codel", "fq_codel", "sfq")
+
+
+def emulated_qdiscs() -> list[str]:
+    """The scenario queue disciplines the emulation maps to Linux (registry order)."""
+    return [q.name for q in QDISCS.values() if q.linux_qdisc in EMULATED_LINUX_QDISCS]
+
+
+def leaf_qdisc(direction: PlannedDirection, where: str = "", frame: int | None = None) -> list[str]:
     """``tc`` arguments of the buffer qdisc of a direction (``pfifo limit B`` ...).
+
+    The Linux qdisc is the registry's ``linux_qdisc`` (:data:`tcprepro.variants.QDISCS`);
+    ``frame`` is the bytes of one full-sized frame (sfq's quantum; default: the
+    frame of a 1500-byte packet).
 
     Raises
     ------
     ConfigError
         For a queue discipline the emulation does not map (its parameters
-        have no faithful Linux equivalent yet).
+        have no faithful Linux equivalent yet), or a buffer the Linux twin cannot
+        hold (sfq: more than 127 packets).
     """
-    kind = LEAF_QDISCS.get(direction.qdisc)
-    if kind is None:
-        supported = ", ".join(LEAF_QDISCS)
+    qdisc = QDISCS.get(direction.qdisc)
+    kind = qdisc.linux_qdisc if qdisc else None
+    if kind not in EMULATED_LINUX_QDISCS:
+        supported = ", ".join(emulated_qdiscs())
         raise ConfigError(
             f"{where or 'qdisc'}: {direction.qdisc!r} is not supported by the Mininet "
             f"backend (supported: {supported})"
@@ -126,6 +216,8 @@ def leaf_qdisc(direction: PlannedDirection, where: str = "") -> list[str]:
             f"{where or 'qdisc_params'}: qdisc_params are ns-3 attributes; the Mininet "
             "backend cannot map them"
         )
+    if kind == "sfq":
+        return sfq_arguments(direction, frame or 1500 + ETHERNET_HEADER_BYTES, where)
     return [kind, "limit", str(direction.buffer_pkts)]
 
 
@@ -190,7 +282,7 @@ def egress_commands(dev: str, direction: PlannedDirection, tcp: TcpSettings) -> 
             "2:1",
             "handle",
             "3:",
-            *leaf_qdisc(direction),
+            *leaf_qdisc(direction, frame=frame),
         ],
     ]
     return commands
