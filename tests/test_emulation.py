@@ -1104,3 +1104,23 @@ def test_crosscheck_has_no_row_for_a_flow_its_cell_does_not_have():
     assert {("Cubic", "up"), ("NewReno", "down"), ("NewReno", "up")} <= cells
     ran = table[table["up"] != "Vegas"]
     assert (ran["fidelity"] == "ok").all()
+
+
+def test_the_cross_check_caption_names_the_tool_that_sent_the_probe():
+    """A combined emulated dataset keeps only the attributes its runs share: the per-run
+    stage times go, so the caption reads the runs' ``probe_tool`` (or a shared ``stage_``
+    attribute) to know iperf 2 sent the gate's probe; older runs had iperf3 send it."""
+    import xarray as xr
+
+    from tcprepro.analysis.crosscheck import _provenance
+
+    def combined(**attrs):
+        ds = xr.Dataset({"run_kernel": ("run", ["6.1.192"])})
+        ds.attrs.update(route="uml", traffic_tool="iperf2", traffic_tool_version="2.1.8")
+        ds.attrs.update(iperf3_version="3.12", **attrs)
+        return ds
+
+    now = "uml route, kernel 6.1.192, iperf2 2.1.8"
+    assert _provenance(combined(probe_tool="iperf2")) == now
+    assert _provenance(combined(stage_traffic_guest_s=75.0)) == now  # runs before probe_tool
+    assert _provenance(combined()) == f"{now} (probe: iperf3 3.12)"  # before iperf 2 probed

@@ -176,9 +176,15 @@ def _provenance(emulated: xr.Dataset) -> str:
     if "vm_accel" in emulated.attrs:
         parts.append(f"QEMU {str(emulated.attrs['vm_accel']).upper()}")
     tool = str(emulated.attrs.get("traffic_tool", "iperf3"))
+    # runs that time their stages (``stage_*``, the same change) or name their probe's
+    # tool send the probe with their traffic tool; a combined dataset keeps only the
+    # attributes its runs share, so any one of these marks it
+    probed_by_tool = emulated.attrs.get("probe_tool") == tool or any(
+        key.startswith("stage_") for key in emulated.attrs
+    )
     if tool == "iperf3":
         parts.append(f"iperf3 {emulated.attrs.get('iperf3_version', '?')}")
-    elif "stage_probe_wall_s" in emulated.attrs:  # iperf 2 sends the flows and the probe
+    elif probed_by_tool:  # iperf 2 sends the flows and the probe
         parts.append(f"{tool} {emulated.attrs.get('traffic_tool_version', '?')}")
     else:  # runs made before iperf 2 sent the probe too: iperf3 sent the gate's UDP probe
         version = emulated.attrs.get("traffic_tool_version", "?")

@@ -448,6 +448,9 @@ def _dataset(
         "socket_buffer_bytes": iperf.socket_buffer_bytes(scenario.tcp),
         "traffic_tool": tool,
         "traffic_tool_version": capabilities.tool_version(tool),
+        # the gate's UDP probe is sent by the run's traffic tool (probe.probe_links); kept
+        # in a combined dataset where the per-run stage times are not (they differ)
+        "probe_tool": tool,
         "send_buffer_requested_bytes": iperf.requested_buffers(scenario.tcp, tool)[0],
         "recv_buffer_requested_bytes": iperf.requested_buffers(scenario.tcp, tool)[1],
         "iperf3": json.dumps(iperf3, sort_keys=True),
