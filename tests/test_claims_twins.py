@@ -176,8 +176,8 @@ def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
         monkeypatch.setattr("tcprepro.claims.load_registry", lambda: [claim])
         return load_workflow_config(ROOT / "workflow/config.yaml").twins("D")
 
-    with pytest.raises(ConfigError, match="X9 is no figure"):
-        twins_with(figure="X9", **{"as": "D1"})
+    with pytest.raises(ConfigError, match="X99 is no figure"):
+        twins_with(figure="X99", **{"as": "D1"})
     with pytest.raises(ConfigError, match="is a figure of study C"):
         twins_with(figure="X2", **{"as": "D1"})
     with pytest.raises(ConfigError, match="not run by both backends"):

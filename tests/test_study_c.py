@@ -369,6 +369,8 @@ def test_study_c_figures_are_in_the_workflow_config():
         "C3.2",
         "C3.3",
         "C3.4",
+        "X8",
+        "X9",
         "C3.5",
         "C3.6",
         "X5",
