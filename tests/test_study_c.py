@@ -369,11 +369,11 @@ def test_study_c_figures_are_in_the_workflow_config():
         "C3.2",
         "C3.3",
         "C3.4",
-        "X8",
-        "X9",
         "C3.5",
         "C3.6",
         "X5",
+        "X8",
+        "X9",
     ]
     assert config.outputs("C2") == ["table"]
     assert [config.source(f) for f in ("C2", "C3.2", "C3.5")] == ["C3.1"] * 3

@@ -100,7 +100,7 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     assert "emulate_figure" not in counts
     # the emulated figures (X1-X9; D1.1 and its view D2.1) are skipped together
     assert (
-        "emulation skipped (figures X1, D1.1, X3, D2.1, X4, X6, X7, X2, X8, X9, X5): excluded "
+        "emulation skipped (figures X1, D1.1, X3, D2.1, X4, X6, X7, X2, X5, X8, X9): excluded "
         "by the profile" in result.stderr
     )
 
@@ -118,7 +118,7 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
     counts = job_counts(result.stdout)
     if not decision.enabled:  # a host that cannot emulate: skipped, with the reason printed
         assert "emulate_figure" not in counts
-        skipped = "emulation skipped (figures X1, D1.1, X3, D2.1, X4, X6, X7, X2, X8, X9, X5)"
+        skipped = "emulation skipped (figures X1, D1.1, X3, D2.1, X4, X6, X7, X2, X5, X8, X9)"
         assert f"{skipped}: this host cannot" in result.stderr
         return
     # A, D, B, C, and the ns-3 sides of X1-X9; D1.1 is emulated only (D1 is its ns-3
