@@ -219,7 +219,7 @@ def test_the_report_counts_second_verdicts_apart(ns3, tmp_path):
     )
     row = next(line for line in text.splitlines() if line.startswith("A-c5 &"))
     assert r"Linux (UML): \textcolor{BrickRed}{not reproduced}" in row
-    assert "not emulated in this build" not in row
+    assert "not in this build" not in row
     # a build without the twin's runs says so next to its pending second verdict
     write_csv(list(judge(ns3, None).values()), tmp_path / "A.csv")
     text = _glance(
@@ -231,7 +231,7 @@ def test_the_report_counts_second_verdicts_apart(ns3, tmp_path):
         read_verdicts([tmp_path / "A.csv"]),
     )
     row = next(line for line in text.splitlines() if line.startswith("A-c5 &"))
-    assert "pending} (not emulated in this build)" in row, row
+    assert "pending} (not in this build)" in row, row
 
 
 def test_the_second_verdict_keeps_the_claims_table_within_the_page(ns3, tmp_path):

@@ -647,12 +647,13 @@ def _glance(
         coverage = "; ".join(text for text in (ran, row["coverage"]) if text)
         verdict = _verdict(row["verdict"])
         if row["emulated_verdict"]:
-            # a twin whose runs this build did not make says so, not only "pending"
+            # a twin whose runs this build did not make says so, not only "pending" (short:
+            # the verdict column is narrow; the claim's own section says it in full)
             absent = row["emulated_coverage"] == NOT_EMULATED
             verdict += (
                 rf"\newline{{\footnotesize {tex(row['emulated_backend'])}: "
                 rf"{_verdict(row['emulated_verdict'])}"
-                + (f" ({NOT_EMULATED})" if absent else "")
+                + (" (not in this build)" if absent else "")
                 + "}"
             )
         lines.append(
