@@ -829,6 +829,30 @@ def test_iperf2_sets_the_receive_buffer_at_the_server_and_the_send_buffer_at_the
     assert "-w" not in server_argv(view3, 0)
 
 
+def test_a_paced_flow_asks_the_kernel_for_pacing_and_ss_says_so():
+    """``pacing: true`` gives the client a maximum pacing rate (Linux's internal TCP pacing
+    then runs at the kernel's own rate), with either tool; an unpaced flow sets none. ss
+    prints ``pacing_rate <rate>/<max>`` only once a maximum is set."""
+    from tcprepro.emulation.iperf import PACING_MAX_BPS, client_argv
+    from tcprepro.emulation.traces import View
+
+    for tool in ("iperf2", "iperf3"):
+        plain = client_argv(_iperf_view("16MiB", "16MiB", tool), 0)
+        assert "--fq-rate" not in plain
+        scenario = load_scenario_dict(apply_overrides(DUMBBELL, ["flows.f0.pacing=true"]))
+        paced = client_argv(View(scenario, build_plan(scenario, 0), tool), 0)
+        assert paced[paced.index("--fq-rate") + 1] == str(PACING_MAX_BPS), tool
+    sockets = linux.parse_ss(
+        "ESTAB 0 0 10.9.0.1:40001 10.9.0.2:5201\n"
+        "\t reno mss:948 cwnd:20 pacing_rate 2.5Mbps/10Gbps delivery_rate 2Mbps\n"
+        "ESTAB 0 0 10.9.0.1:40002 10.9.0.2:5202\n"
+        "\t reno mss:948 cwnd:20 pacing_rate 80000000bps/10000000000bps\n"
+    )
+    assert [linux.max_pacing_bps(s) for s in sockets] == [1e10, 1e10]
+    (unpaced,) = linux.parse_ss(SS_OUTPUT)[1:]
+    assert math.isnan(linux.max_pacing_bps(unpaced))
+
+
 def test_a_missing_iperf2_is_named_with_its_package(monkeypatch):
     from tcprepro import doctor
     from tcprepro.emulation.backend import check_scenario

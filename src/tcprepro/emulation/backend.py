@@ -438,6 +438,13 @@ def _dataset(
         "iperf3_version": capabilities.iperf3_version(),
         "mininet_version": capabilities.mininet_importable() or "",
         "qdiscs": json.dumps(trees, sort_keys=True),
+        # a number: the kernel paced that flow's socket (tcprepro.emulation.iperf)
+        "flow_max_pacing_bps": json.dumps(
+            {
+                f.name: None if math.isnan(rate) else rate
+                for f, rate in zip(plan.flows, flow_facts["max_pacing_bps"], strict=True)
+            }
+        ),
         "qdiscs_needed": " ".join(needs.qdiscs),
         "congestion_controls_available": " ".join(capabilities.congestion_controls()),
         "sysctls": json.dumps(sysctls, sort_keys=True),

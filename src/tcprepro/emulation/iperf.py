@@ -5,7 +5,8 @@ afterwards. One server per flow listens on its destination (port
 ``SERVER_PORT + i``), and one client per flow on its source (bound to port
 ``CLIENT_PORT + i``, by which :mod:`tcprepro.emulation.traces` finds the socket in
 ``ss``) runs with the flow's Linux congestion control, the socket buffer, and
-``-n <bytes>`` for sized flows (``-t`` until the end of the run for bulk ones).
+``-n <bytes>`` for sized flows (``-t`` until the end of the run for bulk ones), and
+``--fq-rate`` for a paced flow (:data:`PACING_MAX_BPS`).
 
 iperf3's ``-w`` sets the same value on both sockets (the client sends it to the
 server), so a run whose send and receive buffers must differ (study D) takes
@@ -31,6 +32,7 @@ from tcprepro.variants import get_variant
 __all__ = [
     "CLIENT_PORT",
     "IPERF3_COOKIE_BYTES",
+    "PACING_MAX_BPS",
     "SERVER_PORT",
     "client_argv",
     "flow_ports",
@@ -45,6 +47,17 @@ __all__ = [
 IPERF3_COOKIE_BYTES = 37
 SERVER_PORT = 5201
 CLIENT_PORT = 40001
+
+
+#: ``--fq-rate`` of a paced flow's client (bit/s; both tools pass it to SO_MAX_PACING_RATE
+#: in bytes/s, a 32-bit value). Any maximum switches Linux's internal TCP pacing on for
+#: a congestion control that does not ask for it (Reno, CUBIC...; no ``fq`` qdisc
+#: needed since Linux 4.13), at the kernel's own rate: ``tcp_pacing_ss_ratio`` (200 %)
+#: of cwnd / sRTT while cwnd < ssthresh / 2, ``tcp_pacing_ca_ratio`` (120 %) after, the
+#: rules and defaults of ns-3's pacing (PacingSsRatio, PacingCaRatio), which also leaves
+#: the initial window unpaced as Linux does before its first RTT sample. 10 Gb/s lies
+#: above every link of the studies, so the maximum never binds.
+PACING_MAX_BPS = 10_000_000_000
 
 
 def socket_buffer_bytes(tcp: TcpSettings) -> int:
@@ -91,6 +104,8 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
             str(send_buffer),
             "-e",
         ]
+        if flow.pacing:
+            argv += ["--fq-rate", str(PACING_MAX_BPS)]
         if flow.size_bytes:
             return [*argv, "-n", str(flow.size_bytes)]
         return [*argv, "-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
@@ -110,6 +125,8 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
         "-i",
         "0",
     ]
+    if flow.pacing:
+        argv += ["--fq-rate", str(PACING_MAX_BPS)]
     if flow.size_bytes:
         argv += ["-n", str(flow.size_bytes), "-l", str(min(flow.size_bytes, 131072))]
     else:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -431,6 +432,28 @@ class SsSocket:
             return math.nan, math.nan
         first, second = value.split("/", 1)
         return float(first), float(second)
+
+
+def max_pacing_bps(sock: SsSocket) -> float:
+    """The socket's SO_MAX_PACING_RATE in bit/s, NaN when unset.
+
+    ``ss`` prints ``pacing_rate <rate>`` for every socket, and ``pacing_rate
+    <rate>/<max>`` once a maximum is set: on a kernel without the ``fq`` qdisc, setting
+    one is what turns TCP's internal pacing on for a congestion control that does not
+    ask for it (Reno, CUBIC...).
+    """
+    value = sock.fields.get("pacing_rate", "")
+    if "/" not in value:
+        return math.nan
+    return _bits_per_second(value.split("/", 1)[1])
+
+
+def _bits_per_second(text: str) -> float:
+    """``12.5Mbps`` -> 12.5e6 (ss's rate notation); NaN when unreadable."""
+    match = re.fullmatch(r"([\d.]+)([KMGT]?)bps", text)
+    if not match:
+        return math.nan
+    return float(match.group(1)) * {"": 1, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}[match.group(2)]
 
 
 def _normalise(endpoint_text: str) -> str:

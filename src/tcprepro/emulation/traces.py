@@ -95,7 +95,9 @@ def flow_series(
         The flow series of :class:`tcprepro.store.RawTraces`, sample 0 included.
     facts
         ``cc``: the congestion control seen most often on each established
-        socket; ``connected_k``: the first sample at which it was established.
+        socket; ``connected_k``: the first sample at which it was established;
+        ``max_pacing_bps``: the socket's SO_MAX_PACING_RATE as ``ss`` reported it (the
+        second value of ``pacing_rate a/b``, NaN when unset: an unpaced socket).
     """
     plan = emu.plan
     n_flows = len(plan.flows)
@@ -109,6 +111,7 @@ def flow_series(
     cookie = IPERF3_COOKIE_BYTES if emu.tool == "iperf3" else 0
     cc_counts: list[dict[str, int]] = [{} for _ in range(n_flows)]
     connected = np.full(n_flows, np.nan)
+    max_pacing = np.full(n_flows, np.nan)
     # the sender namespace's RTO expiries are one flow's when that flow is its only sender
     timeouts = np.full(shape, np.nan)
     senders = [flow.src for flow in plan.flows]
@@ -133,6 +136,7 @@ def flow_series(
                     cc_counts[index][sock.cc] = cc_counts[index].get(sock.cc, 0) + 1
                 if math.isnan(connected[index]):
                     connected[index] = k
+                max_pacing[index] = linux.max_pacing_bps(sock)
             mss = sock.number("mss", float(emu.scenario.tcp.mss))
             cwnd[k, index] = sock.number("cwnd") * mss
             srtt[k, index] = sock.pair("rtt")[0] / 1000.0
@@ -188,7 +192,7 @@ def flow_series(
         )
     # the congestion control the kernel reported most often for the established socket
     cc_seen = [max(counts, key=counts.get) if counts else "" for counts in cc_counts]
-    return series, {"cc": cc_seen, "connected_k": connected}
+    return series, {"cc": cc_seen, "connected_k": connected, "max_pacing_bps": max_pacing}
 
 
 def link_series(
