@@ -767,6 +767,33 @@ def test_crosscheck_marks_disagreements_flags_and_cells_not_emulated(tmp_path):
     assert len(fig.axes) == 2
 
 
+def test_a_crosscheck_mark_draws_each_value_of_a_sweep_dimension_with_its_own_shape():
+    from tcprepro.analysis import crosscheck
+    from tcprepro.figures.crosscheck import crosscheck_scatter
+
+    ns3 = _combined({"NewReno": (8e6, 1e6), "Cubic": (8e6, 1e6)})
+    emulated = _combined(
+        {"NewReno": (8e6, 1e6), "Cubic": (7e6, 1e6)}, fidelity={"NewReno": 1, "Cubic": 1}
+    )
+    tolerance = {"utilisation_pp": 10, "rtt_rel": 0.2, "mark": "up"}
+    table = crosscheck.compare_figure(ns3, emulated, tolerance)
+    fig = crosscheck_scatter(table)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert sorted(labels) == [
+        "down, up Cubic",
+        "down, up NewReno",
+        "up, up Cubic",
+        "up, up NewReno",
+    ]
+    shapes = {
+        label: handle.get_paths()[0].vertices.shape[0]
+        for handle, label in zip(*fig.axes[0].get_legend_handles_labels(), strict=True)
+    }
+    assert shapes["down, up Cubic"] != shapes["down, up NewReno"]  # a circle, a triangle
+    with pytest.raises(ValueError, match=r"crosscheck\.mark: 'pacing'"):
+        crosscheck.compare_figure(ns3, emulated, {**tolerance, "mark": "pacing"})
+
+
 # ---------------------------------------------------------------------------
 # Study D emulated (D1.1/D2.1): iperf 2 with separate buffers, the send window from ss
 

@@ -154,8 +154,18 @@ def compare(
 def compare_figure(
     ns3: xr.Dataset, emulated: xr.Dataset | None, tolerance: Mapping[str, Any]
 ) -> pd.DataFrame:
-    """:func:`compare` with a figure's ``crosscheck`` block of ``workflow/config.yaml``."""
-    return compare(
+    """:func:`compare` with a figure's ``crosscheck`` block of ``workflow/config.yaml``.
+
+    The block's ``mark`` (optional) names a sweep dimension whose values the figure
+    draws with distinct marker shapes (X10: ``pacing``); it is kept in the table's
+    ``attrs["mark"]``.
+
+    Raises
+    ------
+    ValueError
+        When ``mark`` is not a sweep dimension of the figure (naming ``crosscheck.mark``).
+    """
+    table = compare(
         ns3,
         emulated,
         float(tolerance["utilisation_pp"]),
@@ -165,6 +175,11 @@ def compare_figure(
             float(tolerance["utilisation_rel"]) if "utilisation_rel" in tolerance else None
         ),
     )
+    mark = tolerance.get("mark")
+    if mark is not None and mark not in json.loads(ns3.attrs["sweep_dims"]):
+        raise ValueError(f"crosscheck.mark: {mark!r} is not a sweep dimension of the figure")
+    table.attrs["mark"] = mark
+    return table
 
 
 def _provenance(emulated: xr.Dataset) -> str:

@@ -18,22 +18,30 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     ``table`` comes from :func:`tcprepro.analysis.crosscheck.compare`. The
     diagonal band is the stated tolerance; hollow markers are emulated runs the
     fidelity gate flagged; cells that could not be emulated are counted in the
-    footnote.
+    footnote. A table whose ``attrs["mark"]`` names a sweep dimension (the figure's
+    ``crosscheck.mark``) draws each of its values with its own marker shape.
     """
     tol_pp, tol_rtt = table.attrs["utilisation_pp"], table.attrs["rtt_rel"]
     fig, (ax_util, ax_rtt) = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 3.2), layout="constrained")
     colours = {"up": "#4c72b0", "down": "#dd8452", "total": "black"}
     others = iter(plt.get_cmap("tab10").colors[2:])
     ran = table[table["fidelity"] != "not run"]
+    mark = table.attrs.get("mark")
+    shapes = dict(zip(sorted(ran[mark].unique(), key=str), "o^sv<>P", strict=False)) if mark else {}
     for flow, group in ran.groupby("flow"):
         colour = colours.get(str(flow)) or next(others, "0.3")
-        marker = "D" if str(flow) == "total" else "o"  # a cell's flows together (efficiency)
-        for flagged, part in group.groupby(group["fidelity"] == "flagged"):
-            style = {"facecolors": "none", "edgecolors": colour} if flagged else {"color": colour}
-            style["marker"] = marker
-            label = f"{flow}{' (flagged)' if flagged else ''}"
-            ax_util.scatter(part["ns3_util_pct"], part["emu_util_pct"], label=label, **style)
-            ax_rtt.scatter(part["ns3_rtt_ms"], part["emu_rtt_ms"], label=label, **style)
+        marked = group.groupby(mark) if mark else [(None, group)]
+        for value, cells in marked:
+            for flagged, part in cells.groupby(cells["fidelity"] == "flagged"):
+                style = (
+                    {"facecolors": "none", "edgecolors": colour} if flagged else {"color": colour}
+                )
+                # a cell's flows together (efficiency): diamonds
+                style["marker"] = "D" if str(flow) == "total" else shapes.get(value, "o")
+                label = f"{flow}{f', {mark} {value}' if mark else ''}"
+                label += " (flagged)" if flagged else ""
+                ax_util.scatter(part["ns3_util_pct"], part["emu_util_pct"], label=label, **style)
+                ax_rtt.scatter(part["ns3_rtt_ms"], part["emu_rtt_ms"], label=label, **style)
     grid = np.linspace(0, 110, 2)
     ax_util.plot(grid, grid, color="0.4", lw=0.8)
     ax_util.fill_between(grid, grid - tol_pp, grid + tol_pp, color="0.85", zorder=0)
