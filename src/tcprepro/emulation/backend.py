@@ -194,27 +194,25 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
     generators = {}
     for index, name in enumerate(background.check_generators(scenario)):
         src, dst = scenario.endpoints_of(name)
-        for role, node in (("sink", dst), ("send", src)):
-            files = {
+        src_ip, dst_ip = emu.addressing.host_ip(src), emu.addressing.host_ip(dst)
+        files = {
+            role: {
                 "ready": workdir / f"ready-{role}-{name}",
                 "go": go,
                 "out": workdir / f"background-{role}-{name}.json",
             }
-            argv = (
-                background.sink_argv(scenario, index, emu.addressing.host_ip(dst), files)
-                if role == "sink"
-                else background.sender_argv(
-                    scenario,
-                    rep,
-                    name,
-                    index,
-                    emu.addressing.host_ip(src),
-                    emu.addressing.host_ip(dst),
-                    files,
-                )
-            )
+            for role in ("sink", "send")
+        }
+        commands = {  # the sink first: it is listening when the sender starts
+            "sink": (dst, background.sink_argv(scenario, index, dst_ip, files["sink"])),
+            "send": (
+                src,
+                background.sender_argv(scenario, rep, name, index, src_ip, dst_ip, files["send"]),
+            ),
+        }
+        for role, (node, argv) in commands.items():
             log = workdir / f"background-{role}-{name}.log"
-            generators[f"{role}-{name}"] = (emu.popen(node, argv, log), files["ready"], log)
+            generators[f"{role}-{name}"] = (emu.popen(node, argv, log), files[role]["ready"], log)
     waiting = {
         **{
             f"sampler in {node}": (proc, workdir / f"ready-{node}", workdir / f"sampler-{node}.log")

@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from tcprepro.emulation.sampler import wait_for_go
 from tcprepro.errors import ConfigError
 from tcprepro.scenario import PacketGenerator, Scenario
 from tcprepro.traffic import bottleneck_rate_bps, generator_seed
@@ -143,6 +144,22 @@ def _window(scenario: Scenario) -> tuple[float, float]:
     return scenario.warmup, scenario.duration
 
 
+def _shared_args(scenario: Scenario, files: dict[str, Path]) -> list[str]:
+    """Arguments both guest programs take: the measurement window and their files."""
+    start, end = _window(scenario)
+    return [
+        "--window",
+        repr(start),
+        repr(end),
+        "--ready",
+        str(files["ready"]),
+        "--go",
+        str(files["go"]),
+        "--out",
+        str(files["out"]),
+    ]
+
+
 def sender_argv(
     scenario: Scenario,
     rep: int,
@@ -156,7 +173,6 @@ def sender_argv(
     gen = scenario.traffic[name]
     assert isinstance(gen, PacketGenerator)
     stop = min(gen.stop or scenario.duration, scenario.duration)
-    start, end = _window(scenario)
     return [
         sys.executable,
         "-m",
@@ -182,21 +198,12 @@ def sender_argv(
         repr(stop),
         "--seed",
         *(str(x) for x in generator_seed(scenario, rep, name)),
-        "--window",
-        repr(start),
-        repr(end),
-        "--ready",
-        str(files["ready"]),
-        "--go",
-        str(files["go"]),
-        "--out",
-        str(files["out"]),
+        *_shared_args(scenario, files),
     ]
 
 
 def sink_argv(scenario: Scenario, index: int, dst_ip: str, files: dict[str, Path]) -> list[str]:
     """Guest command of the ``index``-th generator's sink (``files``: ready, go, out)."""
-    start, end = _window(scenario)
     return [
         sys.executable,
         "-m",
@@ -208,15 +215,7 @@ def sink_argv(scenario: Scenario, index: int, dst_ip: str, files: dict[str, Path
         str(sink_port(index)),
         "--until",
         repr(scenario.duration + SINK_GRACE_S),
-        "--window",
-        repr(start),
-        repr(end),
-        "--ready",
-        str(files["ready"]),
-        "--go",
-        str(files["go"]),
-        "--out",
-        str(files["out"]),
+        *_shared_args(scenario, files),
     ]
 
 
@@ -266,18 +265,6 @@ def _write_json(path: str, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _wait_for_go(path: str, timeout_s: float = 600.0) -> float:
-    """The run's time origin (guest monotonic clock), once the ``go`` file is complete."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        with contextlib.suppress(FileNotFoundError):
-            text = Path(path).read_text()
-            if text.endswith("\n"):
-                return float(text)
-        time.sleep(0.01)  # a sleep, not a spin: the virtual clock moves on
-    raise TimeoutError(f"no go file {path} after {timeout_s} s")
-
-
 def _exact_timers() -> None:
     """Ask for 1-ns timer slack (default 50 us) so each sleep ends at its deadline."""
     with contextlib.suppress(OSError, AttributeError):
@@ -296,7 +283,7 @@ def _send(args: argparse.Namespace) -> int:
         sockets.append(sock)
     _exact_timers()
     Path(args.ready).write_text(f"{os.getpid()}\n")
-    t0 = _wait_for_go(args.go)
+    t0 = wait_for_go(args.go)
     begin, end = args.window
     sent = sent_window = errors = 0
     max_late = 0.0
@@ -330,7 +317,7 @@ def _sink(args: argparse.Namespace) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     sock.bind((args.bind, args.port))
     Path(args.ready).write_text(f"{os.getpid()}\n")
-    t0 = _wait_for_go(args.go)
+    t0 = wait_for_go(args.go)
     begin, end = args.window
     buffer = bytearray(65536)
     received = received_window = 0

@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-__all__ = ["main"]
+__all__ = ["main", "wait_for_go"]
 
 
 def _run_all(commands: dict[str, list[str]]) -> dict[str, str]:
@@ -50,14 +50,20 @@ def _netstat() -> str:
         return ""
 
 
-def _wait_for(path: str, poll_s: float = 0.01, timeout_s: float = 600.0) -> str:
+def wait_for_go(path: str, poll_s: float = 0.01, timeout_s: float = 600.0) -> float:
+    """The run's time origin (monotonic clock) once the ``go`` file is complete.
+
+    Polls with a sleep, never a spin: in User-mode Linux's virtual time the clock
+    moves on only while the guest sleeps. The guest's other programs (the background
+    of :mod:`tcprepro.emulation.background`) wait for the same file with it.
+    """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
             with open(path) as handle:
                 text = handle.read()
             if text.endswith("\n"):
-                return text
+                return float(text)
         except FileNotFoundError:
             pass
         time.sleep(poll_s)
@@ -78,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     with open(args.ready, "w") as handle:
         handle.write(f"{os.getpid()}\n")
-    t0 = float(_wait_for(args.go))
+    t0 = wait_for_go(args.go)
     k = 0
     with open(args.out, "w") as out:
         while k <= args.count:
