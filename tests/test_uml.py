@@ -178,7 +178,7 @@ def test_uml_batches_are_shared_among_boots_side_by_side(monkeypatch, tmp_path):
     running, peak, boots = [0], [0], []
     lock = threading.Lock()
 
-    def fake_boot(jobs, log=None, tolerances=None):
+    def fake_boot(jobs, log=None, tolerances=None, cancel=None):
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
@@ -196,6 +196,77 @@ def test_uml_batches_are_shared_among_boots_side_by_side(monkeypatch, tmp_path):
     assert sorted(len(share) for share in boots) == [2, 3]
     assert [r.output for r in results] == [job.output for job in jobs]
     assert [r.wall_s for r in results] == [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_sigterm_cancels_every_boot_side_by_side_and_waits_for_their_teardown(
+    monkeypatch, tmp_path
+):
+    """A real SIGTERM to this process while two boots run in threads: both are told to
+    stop, both tear down before the batch ends with KeyboardInterrupt, and the previous
+    SIGTERM handler is back. (The real boots' teardown: the UML test below.)"""
+    import signal
+    import threading
+
+    from tcprepro.emulation import runner
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(
+        runner, "plan_route", lambda *a, **k: capabilities.RouteChoice("uml", "test")
+    )
+    started, torn_down = threading.Semaphore(0), []
+
+    def fake_boot(jobs, log=None, tolerances=None, cancel=None):
+        started.release()
+        try:
+            deadline = time.monotonic() + 20.0
+            while not cancel.is_set():  # uml._wait's check, once per clock step
+                assert time.monotonic() < deadline, "the boot was never cancelled"
+                time.sleep(0.01)
+            raise KeyboardInterrupt("the batch was interrupted")
+        finally:
+            time.sleep(0.2)  # a teardown that takes time
+            torn_down.append(Path(jobs[0].output).name)
+
+    def terminate_when_both_run():
+        for _ in range(2):
+            started.acquire(timeout=10.0)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(uml, "run_batch", fake_boot)
+    previous = signal.getsignal(signal.SIGTERM)
+    scenario = _reno_100m()
+    jobs = [runner.EmulationJob(scenario, rep, tmp_path / f"r{rep}.nc") for rep in range(4)]
+    threading.Thread(target=terminate_when_both_run, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        runner.emulate_batch(jobs, "uml", parallel=2)
+    assert sorted(torn_down) == ["r0.nc", "r1.nc"]
+    assert signal.getsignal(signal.SIGTERM) is previous
+
+
+def test_a_boot_that_fails_lets_the_boots_beside_it_finish(monkeypatch, tmp_path):
+    """One boot of two fails at once: the other is not cancelled, it ends (its datasets
+    kept for the rerun) before the batch raises the failure."""
+    from tcprepro.emulation import runner
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(
+        runner, "plan_route", lambda *a, **k: capabilities.RouteChoice("uml", "test")
+    )
+    finished = []
+
+    def fake_boot(jobs, log=None, tolerances=None, cancel=None):
+        if Path(jobs[0].output).name == "r0.nc":
+            raise CapabilityError("the UML guest never reported")
+        time.sleep(0.5)
+        assert not cancel.is_set()
+        finished.append(Path(jobs[0].output).name)
+        return [{"ok": True, "fidelity_ok": 1, "wall_s": 1.0} for _ in jobs]
+
+    monkeypatch.setattr(uml, "run_batch", fake_boot)
+    jobs = [runner.EmulationJob(_reno_100m(), rep, tmp_path / f"r{rep}.nc") for rep in range(2)]
+    with pytest.raises(CapabilityError, match="never reported"):
+        runner.emulate_batch(jobs, "uml", parallel=2)
+    assert finished == ["r1.nc"]
 
 
 # ---------------------------------------------------------------------------
@@ -414,6 +485,57 @@ def test_a_batch_failing_midway_leaves_nothing_on_the_host(tmp_path, monkeypatch
     assert seen["uml_processes"] > len(before["processes"])  # UML was running then
     assert _leftovers(kernel.path) == before
     assert not (tmp_path / "never.nc").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("boots", [2, 1])
+def test_sigterm_to_emulate_figure_leaves_nothing_on_the_host(tmp_path, boots):
+    """``tcprepro emulate-figure`` on X10's two smoke runs (``--jobs 2``: a UML boot
+    each, side by side; ``--jobs 1``: one boot) gets SIGTERM once its guests run, as a
+    scheduler cancelling the job would send it: it exits 130 within a minute, and no UML
+    process, boot folder, mount or output is left."""
+    from tcprepro.campaign import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    runs = config.runs("X10", "smoke", "mininet")
+    assert len(runs) == 2
+    for run in runs:
+        _uml_or_skip(run.scenario())
+    kernel = umlkernel.find_kernel()
+    before = _leftovers(kernel.path)
+    (tmp_path / "workflow").symlink_to(ROOT / "workflow")  # its scenario files
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    argv = [sys.executable, "-m", "tcprepro.cli", "emulate-figure"]
+    argv += ["--workflow-config", str(ROOT / "workflow/config.yaml"), "--tier", "smoke"]
+    argv += ["--figure", "X10", "--route", "uml", "--jobs", str(boots), "-o", "x10.nc"]
+    proc = subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 240.0
+        guests = []
+        while len(guests) < boots and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            now = _leftovers(kernel.path)
+            new = [f for f in now["folders"] if f not in before["folders"]]
+            guests = [f for f in new if (Path(f) / "guest.log").exists()]
+        if len(guests) < boots:
+            proc.kill()
+            pytest.fail(f"{boots} guest(s) never ran:\n{proc.communicate()[1].decode()}")
+        running = len(_leftovers(kernel.path)["processes"]) - len(before["processes"])
+        time.sleep(3.0)  # both guests are setting up or running their flows
+        proc.terminate()
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    print(stderr.decode()[-600:])
+    assert running >= boots  # a UML kernel per boot (and its helpers) ran
+    assert proc.returncode == 130
+    assert b"interrupted" in stderr
+    assert _leftovers(kernel.path) == before
+    assert not (tmp_path / "x10.nc").exists()
+    assert not list(tmp_path.rglob("*.nc"))
 
 
 def _crosscheck_smoke(tmp_path, figure, cells=None):

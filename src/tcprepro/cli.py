@@ -571,7 +571,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tcprepro: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("tcprepro: interrupted; nothing was written", file=sys.stderr)
+        print(
+            "tcprepro: interrupted; every output written is complete, none half-written",
+            file=sys.stderr,
+        )
         return 130
 
 

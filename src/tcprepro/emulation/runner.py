@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -91,24 +93,100 @@ def emulate_batch(
         file=log,
     )
     route_attrs = {"route_reason": choice.reason}
-    if choice.route == "native":
-        return [_native(job, probe_s, tolerances, route_attrs, log) for job in jobs]
-    if boots > 1:
-        shares = [list(range(i, len(jobs), boots)) for i in range(boots)]
-        with ThreadPoolExecutor(max_workers=boots) as pool:
-            parts = list(
-                pool.map(
-                    lambda share: _boot(
-                        [jobs[i] for i in share], choice, probe_s, tolerances, route_attrs, log
-                    ),
-                    shares,
-                )
+    from tcprepro.emulation.network import sigterm_as_interrupt
+
+    # SIGTERM (a scheduler cancelling the job) ends the batch as Ctrl-C does: every boot
+    # killed, its folder removed, no output half-written (the native route's teardown too)
+    with sigterm_as_interrupt():
+        if choice.route == "native":
+            return [_native(job, probe_s, tolerances, route_attrs, log) for job in jobs]
+        if boots == 1:
+            return _boot(jobs, choice, probe_s, tolerances, route_attrs, log)
+        return _side_by_side(jobs, boots, choice, probe_s, tolerances, route_attrs, log)
+
+
+def _side_by_side(
+    jobs: Sequence[EmulationJob],
+    boots: int,
+    choice: capabilities.RouteChoice,
+    probe_s: float,
+    tolerances: Tolerances,
+    route_attrs: dict[str, Any],
+    log: TextIO,
+) -> list[JobResult]:
+    """``boots`` UML boots in threads, the jobs dealt out in turn, results in job order.
+
+    A boot that fails lets the others finish (their datasets are kept for the rerun);
+    an interrupt of this thread (Ctrl-C, SIGTERM) cancels every boot, and each boot's
+    thread kills its instance and removes its folder before this returns.
+    """
+    shares = [list(range(i, len(jobs), boots)) for i in range(boots)]
+    started = _StartedBoots()
+    pool = ThreadPoolExecutor(max_workers=boots)
+    futures = []
+    try:
+        for share in shares:
+            boot_jobs = [jobs[i] for i in share]
+            futures.append(
+                pool.submit(started.run, boot_jobs, choice, probe_s, tolerances, route_attrs, log)
             )
-        ordered: dict[int, JobResult] = {}
-        for share, results in zip(shares, parts, strict=True):
-            ordered.update(zip(share, results, strict=True))
-        return [ordered[i] for i in range(len(jobs))]
-    return _boot(jobs, choice, probe_s, tolerances, route_attrs, log)
+        parts = [future.result() for future in futures]
+    except Exception:
+        try:
+            wait_for(futures)  # the other boots finish; their datasets are kept
+        except BaseException:
+            started.cancel()
+            raise
+        raise
+    except BaseException:  # an interrupt
+        started.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=False)  # every boot that started has ended (above)
+    ordered: dict[int, JobResult] = {}
+    for share, results in zip(shares, parts, strict=True):
+        ordered.update(zip(share, results, strict=True))
+    return [ordered[i] for i in range(len(jobs))]
+
+
+class _StartedBoots:
+    """The boots of a batch that started, each with an event set once it has ended.
+
+    An interrupt can reach the main thread inside ``ThreadPoolExecutor.submit``, after
+    the thread started but before the pool records it, so ``shutdown(wait=True)`` may
+    not wait for every boot; the boots register themselves here instead.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.cancelled = threading.Event()
+        self.ended: list[threading.Event] = []
+
+    def run(self, jobs: Sequence[EmulationJob], *args: Any) -> list[JobResult]:
+        with self.lock:
+            if self.cancelled.is_set():
+                raise KeyboardInterrupt("the batch was interrupted")
+            ended = threading.Event()
+            self.ended.append(ended)
+        try:
+            return _boot(jobs, *args, self.cancelled)
+        finally:
+            ended.set()
+
+    def cancel(self) -> None:
+        """Tell every boot to stop, then wait until each has torn down.
+
+        A second interrupt does not cut the wait short: the teardowns are under way.
+        """
+        with self.lock:
+            self.cancelled.set()
+            pending = list(self.ended)
+        while pending:
+            try:
+                pending[-1].wait()
+                pending.pop()
+            except KeyboardInterrupt:
+                continue
 
 
 def parallel_boots(route: str, jobs: int, parallel: int) -> int:
@@ -129,8 +207,9 @@ def _boot(
     tolerances: Tolerances,
     route_attrs: dict[str, Any],
     log: TextIO,
+    cancel: threading.Event | None = None,
 ) -> list[JobResult]:
-    """One UML or VM boot running ``jobs`` one after the other."""
+    """One UML or VM boot running ``jobs`` one after the other (``cancel``: UML only)."""
     from tcprepro.emulation import uml, vm
 
     vm_jobs = [
@@ -147,8 +226,10 @@ def _boot(
         )
         for job in jobs
     ]
-    boot = uml.run_batch if choice.route == "uml" else vm.run_batch
-    statuses = boot(vm_jobs, log=log, tolerances=tolerances)
+    if choice.route == "uml":
+        statuses = uml.run_batch(vm_jobs, log=log, tolerances=tolerances, cancel=cancel)
+    else:
+        statuses = vm.run_batch(vm_jobs, log=log, tolerances=tolerances)
     results = []
     for job, status in zip(jobs, statuses, strict=True):
         result = JobResult(

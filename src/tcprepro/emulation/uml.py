@@ -50,6 +50,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -343,8 +344,12 @@ def run_batch(
     log: Any = None,
     timeout_s: float | None = None,
     tolerances: Any = None,
+    cancel: threading.Event | None = None,
 ) -> list[dict[str, Any]]:
     """Boot UML once, run every job (:class:`tcprepro.emulation.vm.VmJob`) inside.
+
+    ``cancel``, when set by another thread, ends the boot as an interrupt of this one
+    would: the instance is killed and a KeyboardInterrupt raised once it is gone.
 
     Returns one status per job (``ok``, ``error``, ``wall_s``, ``fidelity_ok`` and the
     guest's record); each finished dataset is moved into place atomically, a failed job
@@ -415,7 +420,7 @@ def run_batch(
                 start_new_session=True,
             )
             try:
-                _wait(proc, budget, clock, _Progress(folder, jobs, log))
+                _wait(proc, budget, clock, _Progress(folder, jobs, log), cancel)
             except BaseException:
                 _kill_group(proc)
                 raise
@@ -507,12 +512,15 @@ def _wait(
     budget_s: float,
     clock: _HostClock,
     progress: _Progress | None = None,
+    cancel: threading.Event | None = None,
 ) -> None:
     """Wait for the boot to end, keeping the guest's view of the wall clock current."""
     deadline = time.monotonic() + budget_s
     while proc.poll() is None:
         if time.monotonic() > deadline:
             raise subprocess.TimeoutExpired(proc.args, budget_s)
+        if cancel is not None and cancel.is_set():
+            raise KeyboardInterrupt("the batch was interrupted")
         clock.tick()
         if progress is not None:
             progress.poll()
