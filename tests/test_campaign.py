@@ -93,6 +93,27 @@ def test_cache_keys_of_a_few_runs_are_stable(config_data, figure, tier, cell, ke
     assert run.scenario().cache_key(run.rep, "ns3", {"pinned": "1"}) == key
 
 
+def test_a_variants_fixed_ns3_attributes_are_in_its_runs_cache_keys(config_data, monkeypatch):
+    """Setting a registry default (Variant.ns3_defaults) for Hybla reruns Hybla's runs
+    and only them: the other variants' keys stay those recorded above."""
+    import dataclasses
+
+    from tcprepro import variants
+
+    config = validate_workflow_config(config_data, SCHEMA)
+    hybla = config.run("B5.10", "variant-Hybla_flows-1_buffer-20_rate-50Mbps", 0, "quick")
+    reno = config.run("B5.10", "variant-NewReno_flows-1_buffer-20_rate-50Mbps", 0, "quick")
+    before = hybla.scenario().cache_key(0, "ns3", {"pinned": "1"})
+    emulated_before = hybla.scenario().cache_key(0, "mininet", {"pinned": "1"})  # Linux's own
+    assert hybla.scenario().ns3_variant_defaults() == {}
+    changed = dataclasses.replace(variants.VARIANTS["Hybla"], ns3_defaults={"RRTT": "25ms"})
+    monkeypatch.setitem(variants.VARIANTS, "Hybla", changed)
+    assert hybla.scenario().ns3_variant_defaults() == {"Hybla": {"RRTT": "25ms"}}
+    assert hybla.scenario().cache_key(0, "ns3", {"pinned": "1"}) != before
+    assert hybla.scenario().cache_key(0, "mininet", {"pinned": "1"}) == emulated_before
+    assert reno.scenario().cache_key(0, "ns3", {"pinned": "1"}) == "45be1b0f0d7ab244d9ca"
+
+
 def test_makespan_puts_the_longest_jobs_first_on_the_free_cores():
     from tcprepro.campaign.plan import makespan_s
 

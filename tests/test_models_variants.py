@@ -112,3 +112,24 @@ def test_every_registered_name_is_documented():
     table = (ROOT / "docs" / "variants.md").read_text()
     for name in [*VARIANTS, *QDISCS]:
         assert f"| `{name}`" in table, name
+
+
+def test_ns3_hybla_keeps_rho_at_one_whatever_its_reference_rtt():
+    """ns-3 3.44's TcpHybla never recomputes rho in a simulation (docs/variants.md, "Hybla:
+    ns-3 model and the published algorithm"): its reference RTT changes nothing, where
+    RRTT 5 ms would make rho = 10 at this path's 50-ms RTT. While this holds, ns-3's Hybla
+    is Reno's growth with a per-ACK slow start; the test fails once the model adapts rho."""
+    runs = [
+        simulate(DUMBBELL, ["duration=10s", "warmup=0s", f"flows.f0.variant={variant}"])
+        for variant in ("{name: Hybla, params: {RRTT: 5ms}}", "{name: Hybla, params: {RRTT: 50ms}}")
+    ]
+    cwnd = [ds["cwnd_bytes"].sel(flow="f0").values for ds in runs]
+    assert np.array_equal(cwnd[0], cwnd[1], equal_nan=True)
+    # parameters do reach the socket's congestion control: AIMD's increase changes its run
+    aimd = [
+        simulate(DUMBBELL, ["duration=10s", "warmup=0s", f"flows.f0.variant={variant}"])
+        for variant in ("{name: AIMD, params: {Alpha: 1}}", "{name: AIMD, params: {Alpha: 8}}")
+    ]
+    assert not np.array_equal(
+        *(ds["cwnd_bytes"].sel(flow="f0").values for ds in aimd), equal_nan=True
+    )

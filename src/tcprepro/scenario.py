@@ -648,19 +648,32 @@ class Scenario(_Strict):
         """Hash of everything that changes a run's result.
 
         Covers the resolved scenario (which includes the seed), the repetition
-        index, the backend and the given software versions.
+        index, the backend and the given software versions; for ns-3, also the
+        attributes the variant registry always sets for the variants the scenario
+        runs (:attr:`tcprepro.variants.Variant.ns3_defaults`), when there are any,
+        so that changing one reruns exactly the runs of that variant.
         """
-        payload = json.dumps(
-            {
-                "scenario": self.resolved(),
-                "rep": rep,
-                "backend": backend,
-                "versions": dict(versions),
-            },
-            sort_keys=True,
-            separators=(",", ":"),
-        )
+        content: dict[str, Any] = {
+            "scenario": self.resolved(),
+            "rep": rep,
+            "backend": backend,
+            "versions": dict(versions),
+        }
+        defaults = self.ns3_variant_defaults() if backend == "ns3" else {}
+        if defaults:
+            content["variant_defaults"] = defaults
+        payload = json.dumps(content, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+    def ns3_variant_defaults(self) -> dict[str, dict[str, str]]:
+        """The registry's fixed ns-3 attributes of each variant the scenario runs (if any)."""
+        used = {flow.variant.name for flow in self.flows.values()}
+        used |= {gen.variant.name for gen in self.traffic.values() if hasattr(gen, "variant")}
+        return {
+            name: dict(get_variant(name).ns3_defaults)
+            for name in sorted(used)
+            if get_variant(name).ns3_defaults
+        }
 
     def rng(self, rep: int) -> np.random.Generator:
         """The random generator of repetition ``rep`` (start times, traffic)."""
