@@ -71,6 +71,12 @@ def test_variant_runs_through_the_scenario_config(name):
         ("{name: Fast, params: {Alpha: -20}}", r"TcpFast::Alpha: invalid value '-20'"),
         ("{name: YeahPaper, params: {Phy: 0}}", r"TcpYeahPaper::Phy: invalid value '0'"),
         ("{name: AIMD, params: {Gamma: 1}}", r"TcpGeneralizedAimd has no attribute 'Gamma'"),
+        # ns-3 itself aborts the process on these (a Time and an enum it cannot read)
+        ("{name: Hybla, params: {RRTT: banana}}", r"TcpHybla::RRTT: invalid value 'banana'.*time"),
+        (
+            "{name: WestwoodPlus, params: {FilterType: Tustn}}",
+            r"TcpWestwoodPlus::FilterType: invalid value 'Tustn' \(one of None, Tustin\)",
+        ),
     ],
 )
 def test_bad_model_parameters_are_refused_naming_the_field(variant, message):

@@ -14,6 +14,8 @@ are C++.
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -112,6 +114,61 @@ def tcp_defaults(tcp: TcpSettings) -> dict[str, str]:
     }
 
 
+#: the text ns-3's Time parser reads (a number and an optional unit; none means seconds);
+#: it aborts the whole process on anything else instead of reporting it
+_NS3_TIME_TEXT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?(y|d|h|min|s|ms|us|ns|ps|fs)?")
+
+
+def _unreadable_text(type_name: str, attributes: str) -> str:
+    """Why ns-3 would abort on a Time or enum attribute of ``attributes`` ("" if it would not).
+
+    Checked before ns-3's own attribute check, which reads such a value by constructing
+    it and so ends the process on bad text instead of reporting it. Only values that are
+    not plain numbers are looked up (ns-3's type information costs a header include,
+    about a second, once per process).
+    """
+    texts = {}
+    for pair in filter(None, attributes.split("|")):
+        name, _, value = pair.partition("=")
+        try:
+            float(value)
+        except ValueError:
+            texts[name] = value
+    if not texts:
+        return ""
+    ns3 = _ns3_type_information()
+    tid = ns3.TypeId()
+    if not ns3.TypeId.LookupByNameFailSafe(type_name, tid):
+        return ""  # ns-3's own check names the unknown type
+    for name, value in texts.items():
+        info = ns3.TypeId.AttributeInformation()
+        if not tid.LookupAttributeByName(name, info):
+            continue  # ns-3's own check names it
+        kind = str(info.checker.GetValueTypeName())
+        if kind == "ns3::TimeValue" and not _NS3_TIME_TEXT.fullmatch(value):
+            return (
+                f"{type_name}::{name}: invalid value {value!r} (a time: a number and one of "
+                "the units s, ms, us, ns, min, h)"
+            )
+        choices = str(info.checker.GetUnderlyingTypeInformation()).split("|")
+        if kind.startswith("ns3::EnumValue") and value not in choices:
+            return f"{type_name}::{name}: invalid value {value!r} (one of {', '.join(choices)})"
+    return ""
+
+
+@functools.cache
+def _ns3_type_information() -> Any:
+    """ns-3's ``TypeId`` through cppyy (its header, on top of tcprepro's library)."""
+    import cppyy
+
+    from tcprepro.installation import find_wheel
+
+    build.load()
+    cppyy.add_include_path(str(find_wheel().include_dir))
+    cppyy.include("ns3/type-id.h")
+    return cppyy.gbl.ns3
+
+
 def check_scenario(scenario: Scenario) -> None:
     """Check every ns-3 type and attribute the scenario uses, before anything runs.
 
@@ -121,19 +178,23 @@ def check_scenario(scenario: Scenario) -> None:
         Naming the scenario field whose variant or queue parameters ns-3 rejects.
     """
     lib = build.load()
+
+    def check(type_name: str, attributes: str) -> str:
+        return _unreadable_text(type_name, attributes) or lib.CheckAttributes(type_name, attributes)
+
     for name, flow in scenario.flows.items():
-        error = lib.CheckAttributes(*variant_attributes(flow.variant))
+        error = check(*variant_attributes(flow.variant))
         if error:
             raise ConfigError(f"flows.{name}.variant.params: {error}")
     for name, generator in scenario.traffic.items():
         variant = getattr(generator, "variant", None)
-        error = variant and lib.CheckAttributes(*variant_attributes(variant))
+        error = variant and check(*variant_attributes(variant))
         if error:
             raise ConfigError(f"traffic.{name}.variant.params: {error}")
     plan = build_plan(scenario, 0)
     for link in plan.links:
         for direction in (link.a_to_b, link.b_to_a):
-            error = lib.CheckAttributes(*qdisc_attributes(direction))
+            error = check(*qdisc_attributes(direction))
             if error:
                 where = direction.trace_name or f"{link.a}-{link.b}"
                 raise ConfigError(f"topology ({where}) qdisc_params: {error}")
