@@ -265,6 +265,30 @@ def test_a_claim_not_reproduced_always_says_why(tmp_path):
     assert row["explanation"] == result.explanation
 
 
+def test_a_model_caveat_is_shown_with_every_verdict_of_its_claim(tmp_path):
+    """Reproduced or not, a claim's model caveat is in the terminal table, the CSV and the
+    report's row; the registry gives one to every claim that reads ns-3's Hybla."""
+    registry = [
+        Claim("T-1", "T", "t", "p", "tol", "always_passes_too", model_caveat="rho stays 1"),
+        Claim("T-2", "T", "t", "p", "tol", "always_passes_too"),
+    ]
+
+    @claims.check
+    def always_passes_too(data):
+        return ClaimResult("2", "reproduced")
+
+    results = check_claims({}, study="T", registry=registry)
+    assert "model caveat: rho stays 1" in format_table(results)
+    write_csv(results, tmp_path / "c.csv")
+    rows = list(csv.DictReader((tmp_path / "c.csv").open()))
+    assert [row["model_caveat"] for row in rows] == ["rho stays 1", ""]
+    write_tex(results, tmp_path / "c.tex", caption="x")
+    assert r"\emph{Model caveat:} rho stays 1" in (tmp_path / "c.tex").read_text()
+    for claim in load_registry():
+        reads_hybla = any("Hybla" in cell.get("variant", []) for cell in claim.cells)
+        assert reads_hybla == ("TcpHybla" in claim.model_caveat), claim.id
+
+
 def test_registry_cells_are_cells_of_the_paper_tier():
     """Every claim names the cells it reads: real sweep values of its figures' paper tier."""
     config = load_workflow_config(ROOT / "workflow/config.yaml")

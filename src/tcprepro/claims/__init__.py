@@ -130,6 +130,9 @@ class Claim:
     #: the emulated twin that judges it a second time (figure, as, args, reason), or
     #: only the reason no twin can (see :func:`twin_claim`)
     emulated: Mapping[str, Any] = field(default_factory=dict)
+    #: a known departure of a model the claim reads from the published algorithm, shown
+    #: with every verdict of the claim (the departure itself is documented in docs/)
+    model_caveat: str = ""
 
     @property
     def twin(self) -> tuple[str, str] | None:
@@ -524,7 +527,15 @@ def write_csv(results: Iterable[ClaimResult], path: str | Path) -> None:
     path = Path(path)
     buffer = io.StringIO()
     writer = csv.DictWriter(
-        buffer, fieldnames=[*_COLUMNS, "text", "tolerance", "explanation", *_EMULATED_COLUMNS]
+        buffer,
+        fieldnames=[
+            *_COLUMNS,
+            "text",
+            "tolerance",
+            "explanation",
+            *_EMULATED_COLUMNS,
+            "model_caveat",
+        ],
     )
     writer.writeheader()
     for result, row in zip(results := list(results), _rows(results), strict=True):
@@ -536,6 +547,7 @@ def write_csv(results: Iterable[ClaimResult], path: str | Path) -> None:
                 "tolerance": claim.tolerance if claim else "",
                 "explanation": result.explanation,
                 **_emulated_row(result),
+                "model_caveat": claim.model_caveat if claim else "",
             }
         )
     atomic_write(path, buffer.getvalue())
@@ -557,6 +569,7 @@ def format_table(results: Iterable[ClaimResult]) -> str:
             ("coverage", result.coverage),
             ("confidence", result.confidence),
             ("why", result.explanation),
+            ("model caveat", claim.model_caveat if claim else ""),
         ):
             if text:
                 out += textwrap.wrap(
@@ -761,6 +774,8 @@ def write_tex(
             rf"{tex(claim.text)}\newline{{\footnotesize\emph{{Tolerance:}} "
             rf"{tex(claim.tolerance)}}}"
         )
+        if claim.model_caveat:
+            text += rf"\newline{{\footnotesize\emph{{Model caveat:}} {tex(claim.model_caveat)}}}"
         lines.append(  # the label: the at-a-glance table gives the page of each claim
             rf"\phantomsection\label{{claim:{claim.id}}}{tex(claim.id)} & {text} & "
             rf"{tex(claim.paper)} & {tex(result.value)} & {verdict} \\"
