@@ -31,6 +31,24 @@ def test_loss_events_are_bounded_from_below_three_ways():
     assert (regime.loss_events(quiet) == 0).all()
 
 
+def test_an_emulated_flows_losses_are_its_retransmissions():
+    """Linux's qdiscs do not say whose packets they dropped (lost_data_pkts is NaN in an
+    emulated run): the sender's retransmissions count instead. Where drops are recorded
+    (ns-3), retransmissions are not counted on top of them."""
+    times = np.arange(1, 41) * 0.5
+    retx = np.zeros((times.size, 2))
+    retx[[6, 12, 20], 0] = 2.0  # three retransmission episodes in the window
+    retx[[8, 30], 1] = 1.0
+    emulated = synthetic_pair(lost_pkts=(0.0, 0.0), warmup_lost_pkts=(0.0, 0.0), duration_s=20.0)
+    emulated["lost_data_pkts"] = (("flow", "time"), np.full((2, times.size), np.nan))
+    emulated["random_lost_pkts"] = (("flow", "time"), np.full((2, times.size), np.nan))
+    emulated["retx_pkts"] = (("flow", "time"), retx.T)
+    assert regime.loss_events(emulated).values.tolist() == [3.0, 2.0]
+    simulated = emulated.copy()
+    simulated["lost_data_pkts"] = (("flow", "time"), np.zeros((2, times.size)))
+    assert regime.loss_events(simulated).values.tolist() == [0.0, 0.0]
+
+
 def test_first_slow_start_is_over_after_a_loss_or_a_window_reduction():
     lossy = synthetic_pair(lost_pkts=(0.0, 0.0), warmup_lost_pkts=(3.0, 0.0), duration_s=20.0)
     over = regime.first_slow_start_over(lossy)

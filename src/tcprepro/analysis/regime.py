@@ -21,7 +21,10 @@ loss event
     overflow does); and the segments lost in the window divided by the largest
     congestion window of the run (one event loses at most one window). It is exact when
     events are more than two intervals apart; with coarse sampling and frequent losses
-    it is an undercount.
+    it is an undercount. Where a flow's drops are not recorded (emulated runs: Linux's
+    qdiscs count drops per queue, not per flow, so ``lost_data_pkts`` is NaN), the
+    segments its sender retransmitted stand for the lost ones (every loss is
+    retransmitted; ``retx_pkts`` also counts the rare spurious retransmission).
 first slow start over
     the flow left its first slow start before the measurement window began: it lost or
     retransmitted a segment, had a retransmission timeout, or its congestion window
@@ -47,6 +50,7 @@ __all__ = [
     "first_slow_start_over",
     "interval_s",
     "loss_events",
+    "lost_segments",
     "measured_rtts",
     "mss_bytes",
     "present_flows",
@@ -82,7 +86,7 @@ def window_s(ds: xr.Dataset) -> float:
 def loss_events(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
     """Lower bound of each flow's loss events in the measurement window (see the module doc)."""
     mask = metrics.window(ds, warmup_s)
-    lost = _series(ds, "lost_data_pkts") + _series(ds, "random_lost_pkts")
+    lost = lost_segments(ds)
     hit = (lost > 0) & mask
     runs = (hit & ~hit.shift(time=1, fill_value=False)).sum("time")
     rtt = metrics.mean_rtt_s(ds, warmup_s).fillna(0.0)
@@ -95,6 +99,17 @@ def loss_events(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
         by_count = np.floor(lost.where(mask).sum("time") / window_pkts).fillna(0.0)
         bound = xr.where(by_count > bound, by_count, bound)
     return bound.where(present_flows(ds)).rename("loss_events")
+
+
+def lost_segments(ds: xr.Dataset) -> xr.DataArray:
+    """Each flow's lost data segments per interval (see "loss event" in the module doc).
+
+    Drops at traced queues plus random losses where the run records drops per flow
+    (ns-3); the sender's retransmissions where it does not (emulated runs).
+    """
+    recorded = ds["lost_data_pkts"].notnull().any("time") if "lost_data_pkts" in ds else False
+    dropped = _series(ds, "lost_data_pkts") + _series(ds, "random_lost_pkts")
+    return xr.where(recorded, dropped, _series(ds, "retx_pkts"))
 
 
 def first_slow_start_over(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
