@@ -280,7 +280,10 @@ def test_import_names_a_changed_ns3_version(exported, tmp_path, monkeypatch):
     _, bundle = exported
     fresh = study_d_workflow(tmp_path / "fresh")
     versions = dict(provenance.software_versions())
-    monkeypatch.setattr(provenance, "software_versions", lambda: {**versions, "ns3": "3.45"})
+    real = provenance.software_versions
+    monkeypatch.setattr(
+        provenance, "software_versions", lambda models=None: {**real(models), "ns3": "3.45"}
+    )
     config = load_workflow_config(fresh / "workflow/config.yaml")
     monkeypatch.chdir(fresh)
     with pytest.raises(ConfigError, match=r"6 of 6 runs") as error:

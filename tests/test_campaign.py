@@ -114,6 +114,48 @@ def test_a_variants_fixed_ns3_attributes_are_in_its_runs_cache_keys(config_data,
     assert reno.scenario().cache_key(0, "ns3", {"pinned": "1"}) == "45be1b0f0d7ab244d9ca"
 
 
+def test_editing_one_cpp_model_reruns_exactly_the_runs_that_use_it(
+    config_data, monkeypatch, tmp_path
+):
+    """A run's key covers the shared C++ sources and its own models only: an edit to
+    tcp-hybla.cc changes the keys of B5.10's Hybla runs and nothing else; an edit to a
+    shared source (the trace sinks) changes every ns-3 run's key."""
+    import shutil
+
+    from tcprepro import installation, provenance
+
+    config = validate_workflow_config(config_data, SCHEMA)
+    runs = {
+        "hybla": config.run("B5.10", "variant-Hybla_flows-1_buffer-20_rate-50Mbps", 0, "quick"),
+        "reno_pfq": config.run(
+            "B5.10", "variant-NewReno_flows-1_buffer-20_rate-50Mbps", 0, "quick"
+        ),
+        "aimd": config.run("B5.16", "law-AIMD.1.2_buffer-20", 0, "quick"),
+        "a1": config.run("A1", "up-NewReno_down-NewReno", 0, "quick"),
+    }
+    assert runs["hybla"].scenario().cpp_models() == {"tcp-hybla", "pfq-lqd-queue-disc"}
+    assert runs["aimd"].scenario().cpp_models() == {"tcp-generalized", "pfq-lqd-queue-disc"}
+    assert runs["a1"].scenario().cpp_models() == frozenset()
+
+    def keys():
+        provenance.software_versions.cache_clear()
+        return {name: run.cache_key() for name, run in runs.items()}
+
+    copy_dir = tmp_path / "cpp"
+    shutil.copytree(installation.CPP_DIR, copy_dir)
+    monkeypatch.setattr(installation, "CPP_DIR", copy_dir)
+    before = keys()
+    with (copy_dir / "tcp-hybla.cc").open("a") as source:
+        source.write("// an edit\n")
+    after_model = keys()
+    assert [n for n in runs if after_model[n] != before[n]] == ["hybla"]
+    with (copy_dir / "traces.cc").open("a") as source:
+        source.write("// an edit\n")
+    after_shared = keys()
+    assert all(after_shared[n] != after_model[n] for n in runs)
+    provenance.software_versions.cache_clear()
+
+
 def test_makespan_puts_the_longest_jobs_first_on_the_free_cores():
     from tcprepro.campaign.plan import makespan_s
 

@@ -13,6 +13,7 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -103,11 +104,17 @@ def source_files() -> list[Path]:
     return sorted(CPP_DIR.glob("*.cc"))
 
 
-def source_digest() -> str:
-    """Hash of the C++ sources: model code is part of every run's cache key."""
+def source_digest(leave_out: Collection[str] = ()) -> str:
+    """Hash of the C++ sources (headers and sources) but those whose stem is in ``leave_out``.
+
+    With nothing left out it covers every source (the compiled library's identity); a
+    run's cache key leaves out the models the run does not use
+    (:func:`tcprepro.provenance.software_versions`).
+    """
     digest = hashlib.sha256()
     for path in sorted(CPP_DIR.glob("*.h")) + source_files():
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        if path.stem not in leave_out:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import tcprepro
 from tcprepro.errors import CapabilityError
 from tcprepro.installation import find_wheel, source_digest
+from tcprepro.variants import MODEL_SOURCES
 
 __all__ = ["git_state", "ns3_version", "software_versions", "static_provenance"]
 
@@ -50,13 +51,20 @@ def ns3_version() -> str:
 
 
 @cache
-def software_versions() -> dict[str, str]:
+def software_versions(models: frozenset[str] | None = None) -> dict[str, str]:
     """Versions that change results; part of every cache key.
 
-    ``models`` is a hash of tcprepro's C++ sources (models, applications, trace
-    sinks), so editing a model invalidates the runs that used it.
+    ``models`` in the result is a hash of tcprepro's C++ sources. Given the model
+    sources a run uses (:meth:`tcprepro.scenario.Scenario.cpp_models`), it covers the
+    shared sources (applications, topology, trace sinks) and those models only, so
+    editing one model reruns exactly the runs that use it; without, every source.
     """
-    return {"tcprepro": tcprepro.__version__, "ns3": ns3_version(), "models": source_digest()}
+    leave_out = MODEL_SOURCES - models if models is not None else frozenset()
+    return {
+        "tcprepro": tcprepro.__version__,
+        "ns3": ns3_version(),
+        "models": source_digest(leave_out),
+    }
 
 
 def static_provenance() -> dict[str, str | int]:

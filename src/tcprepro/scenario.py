@@ -35,7 +35,7 @@ from pydantic import (
 
 from tcprepro import units
 from tcprepro.errors import ConfigError
-from tcprepro.variants import canonical_variant, get_qdisc, get_variant
+from tcprepro.variants import Qdisc, Variant, canonical_variant, get_qdisc, get_variant
 
 __all__ = [
     "AccessTopology",
@@ -665,15 +665,25 @@ class Scenario(_Strict):
         payload = json.dumps(content, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
-    def ns3_variant_defaults(self) -> dict[str, dict[str, str]]:
-        """The registry's fixed ns-3 attributes of each variant the scenario runs (if any)."""
+    def variants_used(self) -> list[str]:
+        """Registry names of the variants the scenario's flows and generators run, sorted."""
         used = {flow.variant.name for flow in self.flows.values()}
         used |= {gen.variant.name for gen in self.traffic.values() if hasattr(gen, "variant")}
+        return sorted(used)
+
+    def ns3_variant_defaults(self) -> dict[str, dict[str, str]]:
+        """The registry's fixed ns-3 attributes of each variant the scenario runs (if any)."""
         return {
             name: dict(get_variant(name).ns3_defaults)
-            for name in sorted(used)
+            for name in self.variants_used()
             if get_variant(name).ns3_defaults
         }
+
+    def cpp_models(self) -> frozenset[str]:
+        """The tcprepro C++ model sources that the scenario's variants and queue discs use."""
+        used: list[Variant | Qdisc] = [get_variant(name) for name in self.variants_used()]
+        used += [get_qdisc(name) for name in _values_of("qdisc", self.topology.model_dump())]
+        return frozenset(entry.cpp_source for entry in used if entry.cpp_source)
 
     def rng(self, rep: int) -> np.random.Generator:
         """The random generator of repetition ``rep`` (start times, traffic)."""
@@ -683,6 +693,16 @@ class Scenario(_Strict):
         """Raise ConfigError unless 0 <= rep < repetitions."""
         if not 0 <= rep < self.repetitions:
             raise ConfigError(f"rep: {rep} is outside 0..{self.repetitions - 1}")
+
+
+def _values_of(key: str, tree: Any) -> set[str]:
+    """Every value stored under ``key`` at any depth of a dumped model."""
+    if isinstance(tree, dict):
+        found = {tree[key]} if isinstance(tree.get(key), str) else set()
+        return found.union(*(_values_of(key, value) for value in tree.values()))
+    if isinstance(tree, list | tuple):
+        return set().union(*(_values_of(key, value) for value in tree))
+    return set()
 
 
 def goodput_capacity_bps(rate_bps: float, tcp: TcpSettings, l2_bytes: int = 0) -> float:

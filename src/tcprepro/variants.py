@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = [
+    "MODEL_SOURCES",
     "QDISCS",
     "VARIANTS",
     "Qdisc",
@@ -40,6 +41,9 @@ class Variant:
     notes: str = ""
     #: ns-3 attributes always set for this variant (name -> value as text)
     ns3_defaults: dict[str, str] = field(default_factory=dict)
+    #: stem of tcprepro's C++ source of the model (``tcp-compound`` for
+    #: ``cpp/tcp-compound.{h,cc}``); its runs' cache keys cover that source
+    cpp_source: str | None = None
 
     @property
     def available(self) -> bool:
@@ -58,6 +62,8 @@ class Qdisc:
     ns3_limit_attribute: str = "MaxSize"
     linux_qdisc: str | None = None
     status: str = "available"
+    #: stem of tcprepro's C++ source of the model (see Variant.cpp_source)
+    cpp_source: str | None = None
 
     @property
     def available(self) -> bool:
@@ -102,7 +108,23 @@ VARIANTS: dict[str, Variant] = {
             linux_name="yeah",
             aliases=("YeAH",),
         ),
-        Variant("Hybla", "ns3::TcpHybla", "Caini, Firrincieli 2004", linux_name="hybla"),
+        Variant(
+            "Hybla",
+            "ns3::TcpHyblaMinRtt",
+            "Caini, Firrincieli 2004",
+            model="tcprepro",
+            cpp_source="tcp-hybla",
+            linux_name="hybla",
+            notes="rho = max(min smoothed RTT / RRTT, 1), recomputed as the minimum falls; "
+            "RRTT 25 ms (the paper's and Linux's RTT0).",
+        ),
+        Variant(
+            "HyblaNs3",
+            "ns3::TcpHybla",
+            "Caini, Firrincieli 2004 (ns-3's model)",
+            notes="ns-3's built-in Hybla: keeps rho = 1 in a simulation, so it grows as Reno "
+            "(docs/variants.md); kept for comparison.",
+        ),
         Variant(
             "Bbr",
             "ns3::TcpBbr",
@@ -116,6 +138,7 @@ VARIANTS: dict[str, Variant] = {
             "ns3::TcpCompound",
             "Tan, Song, Zhang, Sridharan 2006; draft-sridharan-tcpm-ctcp-02",
             model="tcprepro",
+            cpp_source="tcp-compound",
             aliases=("CTCP",),
             notes="Alpha 1/8, Beta 1/2, K 0.75, Gamma 30 pkts (fixed), Eta 1, LowWindow 38 pkts.",
         ),
@@ -124,6 +147,7 @@ VARIANTS: dict[str, Variant] = {
             "ns3::TcpFast",
             "Jin, Wei, Low 2004; Wei, Jin, Low, Hegde 2006",
             model="tcprepro",
+            cpp_source="tcp-fast",
             aliases=("FAST",),
             notes="Alpha 200 pkts, Gamma 0.5 (choices; set Alpha per scenario).",
         ),
@@ -132,6 +156,7 @@ VARIANTS: dict[str, Variant] = {
             "ns3::TcpGeneralizedAimd",
             "catalogue study B parameterisation",
             model="tcprepro",
+            cpp_source="tcp-generalized",
             notes="cwnd += Alpha/cwnd per ACK, cwnd -= cwnd/Beta on loss; Alpha 1, Beta 2 (Reno).",
         ),
         Variant(
@@ -139,6 +164,7 @@ VARIANTS: dict[str, Variant] = {
             "ns3::TcpGeneralizedMimd",
             "catalogue study B parameterisation",
             model="tcprepro",
+            cpp_source="tcp-generalized",
             notes="cwnd += 1/Alpha per ACKed segment, cwnd -= cwnd*2^-Beta on loss; "
             "Alpha 50, Beta 3 (Scalable).",
         ),
@@ -147,6 +173,7 @@ VARIANTS: dict[str, Variant] = {
             "ns3::TcpYeahPaper",
             "Baiocchi, Castellani, Vacirca 2007, section III",
             model="tcprepro",
+            cpp_source="tcp-yeah-paper",
             # emulated: the authors' own Linux module (tcp_yeah), whose constants it takes
             linux_name="yeah",
             aliases=("YeAH-paper",),
@@ -187,9 +214,15 @@ QDISCS: dict[str, Qdisc] = {
             # longest flow's tail when full (as LQD with DropFront false); no priority to
             # flows below their fair rate (docs/emulation.md, X6)
             linux_qdisc="sfq",
+            cpp_source="pfq-lqd-queue-disc",
         ),
     )
 }
+
+#: stems of tcprepro's C++ model sources (each covered only by the keys of runs using it)
+MODEL_SOURCES: frozenset[str] = frozenset(
+    entry.cpp_source for entry in (*VARIANTS.values(), *QDISCS.values()) if entry.cpp_source
+)
 
 _VARIANT_LOOKUP = {key.lower(): v.name for v in VARIANTS.values() for key in (v.name, *v.aliases)}
 

@@ -107,7 +107,9 @@ class Run:
         Emulated runs have their own key (the kernel, not ns-3, makes the result):
         :func:`tcprepro.campaign.emulated.run_cache_key`.
         """
-        return self.scenario().cache_key(self.rep, backend, provenance.software_versions())
+        scenario = self.scenario()
+        versions = provenance.software_versions(scenario.cpp_models())
+        return scenario.cache_key(self.rep, backend, versions)
 
     def attrs(self) -> dict[str, Any]:
         """Dataset attributes that place the run in its figure's sweep."""

@@ -559,8 +559,9 @@ def run_scenario(
     traced = plan.traced
     directions = [traced[name] for name in link_names]
     raw.link_info = link_info(directions, scenario.tcp, L2_OVERHEAD_BYTES, queue_max)
+    versions = provenance.software_versions(scenario.cpp_models())
     raw.attrs = {
-        **run_attributes(scenario, rep, BACKEND, provenance.software_versions(), L2_OVERHEAD_BYTES),
+        **run_attributes(scenario, rep, BACKEND, versions, L2_OVERHEAD_BYTES),
         "wall_time_s": round(wall_s, 3),
         "event_loop_wall_s": round(loop_s, 4),
         "ns3_events": events,
