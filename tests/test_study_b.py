@@ -265,3 +265,23 @@ def test_every_study_b_claim_has_a_check_and_is_pending_without_data():
     results = check_claims({}, study="B")
     assert {r.verdict for r in results} == {"pending"}
     assert all(json.dumps(c.args) for c in claims)
+
+
+@pytest.mark.slow
+def test_a_loss_summary_reads_retransmissions_where_drops_are_not_recorded(mixed_background):
+    """The explainer's loss figures: drops per segment sent in ns-3; in a run that records
+    no drops per flow (emulated: lost_data_pkts is NaN), the senders' retransmissions, said
+    so, never "nan"."""
+    ds = mixed_background["fifo"]
+    totals = analysis_b.class_totals(ds)
+    lost = float(totals["bottlenecked_lost_data_pkts"] / totals["bottlenecked_tx_data_pkts"])
+    assert lost > 0
+    assert analysis_b.loss_summary(ds, "bottlenecked") == f"{lost:.2e} (bottlenecked)"
+    emulated = ds.assign(lost_data_pkts=ds["lost_data_pkts"] * np.nan)
+    retx = float(totals["bottlenecked_retx_pkts"] / totals["bottlenecked_tx_data_pkts"])
+    assert retx > 0
+    assert analysis_b.loss_summary(emulated, "bottlenecked") == (
+        f"{retx:.2e} retransmitted (bottlenecked; drops not recorded per flow)"
+    )
+    unknown = emulated.assign(retx_pkts=emulated["retx_pkts"] * np.nan)
+    assert analysis_b.loss_summary(unknown, "background") == "not recorded (background)"

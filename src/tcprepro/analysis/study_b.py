@@ -104,11 +104,11 @@ def phi(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
 
 
 def class_totals(ds: xr.Dataset, warmup_s: float | None = None) -> xr.Dataset:
-    """Window totals of each class: data segments sent and lost at traced queues."""
+    """Window totals of each class: data segments sent, lost at traced queues, retransmitted."""
     mask = metrics.window(ds, warmup_s)
     out = {}
     for name, members in (("bottlenecked", bottlenecked(ds)), ("background", _background(ds))):
-        for var in ("tx_data_pkts", "lost_data_pkts"):
+        for var in ("tx_data_pkts", "lost_data_pkts", "retx_pkts"):
             out[f"{name}_{var}"] = ds[var].where(mask & members).sum(("flow", "time"), min_count=1)
     return xr.Dataset(out)
 
@@ -118,6 +118,24 @@ def loss_rate(ds: xr.Dataset, cls: str, warmup_s: float | None = None) -> xr.Dat
     totals = class_totals(ds, warmup_s)
     sent = totals[f"{cls}_tx_data_pkts"]
     return (totals[f"{cls}_lost_data_pkts"] / sent.where(sent > 0)).rename(f"{cls}_loss_rate")
+
+
+def loss_summary(ds: xr.Dataset, cls: str, warmup_s: float | None = None) -> str:
+    """A class's loss over the window as a report line states it (mean over repetitions).
+
+    The segments lost at traced queues per segment sent; where the run does not record
+    drops per flow (an emulated run: Linux's qdiscs count drops per queue), the segments
+    its senders retransmitted, named as such; "not recorded" when neither is known.
+    """
+    totals = class_totals(ds, warmup_s)
+    sent = totals[f"{cls}_tx_data_pkts"]
+    lost = float((totals[f"{cls}_lost_data_pkts"] / sent.where(sent > 0)).mean())
+    if np.isfinite(lost):
+        return f"{lost:.2e} ({cls})"
+    retx = float((totals[f"{cls}_retx_pkts"] / sent.where(sent > 0)).mean())
+    if np.isfinite(retx):
+        return f"{retx:.2e} retransmitted ({cls}; drops not recorded per flow)"
+    return f"not recorded ({cls})"
 
 
 def phi_table(ds: xr.Dataset, warmup_s: float | None = None) -> xr.Dataset:

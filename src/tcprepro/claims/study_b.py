@@ -674,8 +674,8 @@ def b_explain_cells(data: Mapping[str, xr.Dataset], cells: Sequence[Mapping[str,
         name = ", ".join(f"{k}={v}" for k, v in selection.items())
         parts.append(
             f"{spec['figure']} ({name}): phi {float(analysis_b.phi(cell).mean()):.2f}; loss "
-            f"{float(analysis_b.loss_rate(cell, 'bottlenecked').mean()):.2e} (bottlenecked), "
-            f"{float(analysis_b.loss_rate(cell, 'background').mean()):.2e} (background); "
+            f"{analysis_b.loss_summary(cell, 'bottlenecked')}, "
+            f"{analysis_b.loss_summary(cell, 'background')}; "
             f"bottleneck queue {queue:.1f} of {buffer:.0f} packets on average; cwnd "
             f"{cwnd:.0f} segments per flow against a fair window of {fair:.0f} "
             f"(RTT {rtt * 1000:.0f} ms); {seconds:g} s measured per run"
