@@ -1,8 +1,8 @@
 """PFQ/LQD's Linux twin (sfq) and the emulated Poisson UDP background (no root).
 
 The sfq arguments and their limits, the generator's timing law (exponential gaps at
-the configured rate, deterministic from the seed), what the emulation refuses
-(``poisson_transfers``), and one sender and sink exchanging packets over loopback.
+the configured rate, deterministic from the seed), which generators the emulation runs
+and refuses, and one sender and sink exchanging packets over loopback.
 """
 
 import json
@@ -77,17 +77,46 @@ def test_x6_needs_sfq_and_runs_the_poisson_background():
     assert background.check_generators(scenario) == ["bg"]
 
 
-def test_generated_tcp_transfers_are_refused_with_a_clear_error(tmp_path):
+def _with_web(tmp_path, web):
     path = tmp_path / "web.yaml"
-    path.write_text(
-        f"base: {B510}\n"
-        "traffic:\n"
-        "  web: {kind: poisson_transfers, src: u, load: 0.2, variant: NewReno,\n"
-        "        size: {law: exponential, mean: 100kB}}\n"
+    path.write_text(f"base: {B510}\ntraffic:\n  web: {web}\n")
+    return load_scenario(path)
+
+
+def test_generated_tcp_transfers_are_emulated_with_their_congestion_control(tmp_path):
+    scenario = _with_web(
+        tmp_path,
+        "{kind: poisson_transfers, src: u, load: 0.2, variant: Htcp, "
+        "size: {law: exponential, mean: 100kB}}",
     )
-    scenario = load_scenario(path)
-    with pytest.raises(ConfigError, match=r"traffic.web: .*poisson_transfers.* not emulated yet"):
-        capabilities.scenario_needs(scenario)
+    assert background.transfer_generators(scenario) == ["web"]
+    assert background.packet_generators(scenario) == ["bg"]
+    assert "htcp" in capabilities.scenario_needs(scenario).congestion_controls
+
+
+@pytest.mark.parametrize(
+    ("web", "message"),
+    [
+        (
+            "{kind: poisson_transfers, src: u, load: 0.2, variant: Compound, "
+            "size: {law: exponential, mean: 100kB}}",
+            r"traffic.web.variant: Compound has no Linux implementation",
+        ),
+        (
+            "{kind: poisson_transfers, src: u, load: 0.2, variant: {name: Cubic, params: {C: 1}},"
+            " size: {law: exponential, mean: 100kB}}",
+            r"traffic.web.variant.params: ns-3 attributes",
+        ),
+        (
+            "{kind: poisson_transfers, src: s, load: 0.2, variant: NewReno, "
+            "size: {law: exponential, mean: 100kB}}",
+            r"traffic.web.src: s is a group of \d+ hosts",
+        ),
+    ],
+)
+def test_a_transfer_generator_the_emulation_cannot_run_is_a_config_error(tmp_path, web, message):
+    with pytest.raises(ConfigError, match=message):
+        capabilities.scenario_needs(_with_web(tmp_path, web))
 
 
 # ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import DUMBBELL, ROOT, scenario_dict
@@ -951,3 +952,62 @@ def test_a_boot_reports_each_run_as_the_guest_finishes_it(tmp_path):
     assert "run 2/3 done (job1.nc" in lines[1]
     assert lines[2].startswith("UML boot: run 3/3 failed (job2.nc")
     assert lines[2].endswith("the last")
+
+
+@pytest.mark.slow
+def test_generated_transfers_on_the_uml_route_open_on_time_and_last_as_in_ns3(tmp_path):
+    """A poisson_transfers generator (Linux's CUBIC, exponential sizes of mean 30 kB, 30 %
+    of a 10 Mb/s link with a 40-ms RTT) beside a bulk Reno flow, in UML's virtual time: the
+    guest's sender opens each planned transfer at its arrival and never stalls the clock,
+    every transfer that ends brings all its bytes, and the transfers' median duration is
+    within a factor of 2 of ns-3's for the same planned transfers."""
+    from tcprepro.emulation.runner import EmulationJob
+    from tcprepro.ns3.backend import run_scenario as simulate
+    from tcprepro.store import open_dataset
+
+    scenario = load_scenario_dict(
+        scenario_dict(
+            DUMBBELL,
+            topology={
+                "kind": "dumbbell",
+                "bottleneck": {"rate": "10Mbps", "delay": "15ms", "buffer_pkts": 50},
+                "senders": [{"name": "s", "count": 1, "rate": "1Gbps", "delay": "5ms"}],
+            },
+            flows={"f0": {"src": "s0", "variant": "NewReno"}},
+            traffic={
+                "web": {
+                    "kind": "poisson_transfers",
+                    "src": "s0",
+                    "variant": "Cubic",
+                    "load": 0.3,
+                    "size": {"law": "exponential", "mean": "30kB"},
+                }
+            },
+            duration="10s",
+            warmup="2s",
+        )
+    )
+    _uml_or_skip(scenario)
+    [result] = _batch([EmulationJob(scenario, 0, tmp_path / "web.nc")])
+    assert result.ok, result.error
+    emulated, simulated = open_dataset(tmp_path / "web.nc"), simulate(scenario, 0)
+    summary = json.loads(emulated.attrs["transfers"])["web"]
+    print(f"transfers: {summary}")
+    assert summary["planned"] == summary["opened"] > 50
+    assert summary["errors"] == 0
+    assert summary["max_late_s"] < 0.005  # virtual time: each opening at its arrival
+    ended = np.isfinite(emulated["transfer_end_s"].values)
+    sizes = emulated["transfer_size_bytes"].values
+    assert np.array_equal(emulated["transfer_rx_bytes"].values[ended], sizes[ended])
+    both = ended & np.isfinite(simulated["transfer_end_s"].values)
+    durations = {
+        name: (ds["transfer_end_s"] - ds["transfer_start_s"]).values[both]
+        for name, ds in (("linux", emulated), ("ns3", simulated))
+    }
+    ratio = float(np.median(durations["linux"]) / np.median(durations["ns3"]))
+    print(
+        f"median duration over {both.sum()} transfers: Linux "
+        f"{np.median(durations['linux']) * 1e3:.0f} ms, ns-3 "
+        f"{np.median(durations['ns3']) * 1e3:.0f} ms (ratio {ratio:.2f})"
+    )
+    assert 0.5 < ratio < 2.0

@@ -18,7 +18,9 @@ and the order of its steps:
    receive buffers must differ, ``EmulationOptions.traffic_tool = "iperf2"``),
    and each ``poisson_packets`` generator's UDP sender and sink
    (:mod:`tcprepro.emulation.background`; counts and measured loads in the
-   dataset's ``background`` attribute and ``background_*_load`` variables);
+   dataset's ``background`` attribute and ``background_*_load`` variables), and
+   each ``poisson_transfers`` generator's planned TCP transfers
+   (:mod:`tcprepro.emulation.transfers`; the dataset's ``transfer_*`` variables);
 5. the traces: one sampler per namespace (:mod:`tcprepro.emulation.sampler`)
    reading ``ss -tin`` (cwnd, smoothed RTT, segments, retransmissions, bytes
    received, bytes in flight) and ``tc -s qdisc`` (queue, drops, bytes sent)
@@ -53,15 +55,16 @@ import numpy as np
 import xarray as xr
 
 from tcprepro import provenance
-from tcprepro.emulation import background, capabilities, iperf, linux, traces
+from tcprepro.emulation import background, capabilities, iperf, linux, traces, transfers
 from tcprepro.emulation.fidelity import CpuMonitor, FidelityReport, Tolerances, sleep_until
 from tcprepro.emulation.network import Emulation, sigterm_as_interrupt
 from tcprepro.emulation.probe import probe_links
 from tcprepro.emulation.topo import qdisc_tree, relay_name, with_relays
 from tcprepro.errors import CapabilityError
-from tcprepro.scenario import Scenario
+from tcprepro.scenario import Scenario, TransferGenerator
 from tcprepro.store import RawTraces, link_info, make_run_dataset, run_attributes
 from tcprepro.topology import NetworkPlan, build_plan
+from tcprepro.traffic import expand_transfers
 
 __all__ = [
     "BACKEND",
@@ -94,6 +97,11 @@ NOTES = {
     "unacked_bytes": "the sender's bytes in flight at each sample (ss bytes_sent - "
     "bytes_retrans - bytes_acked, see tcprepro.emulation.linux.in_flight_bytes), held over "
     "the interval: a sampled average, not a time integral",
+    "transfer_end_s": "the sink's read of the transfer's last byte, timed in the guest "
+    "(tcprepro.emulation.transfers), not a sample; each connection carries a 12-byte header "
+    "(index, size) before its bytes",
+    "transfer_tx_data_pkts": "NaN: Linux does not count segments per closed connection",
+    "transfer_lost_data_pkts": "NaN: tc counts drops per queue, not per flow",
 }
 
 
@@ -189,12 +197,10 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
         if what["tc"]:
             argv += ["--tc", *what["tc"].values()]
         samplers[node] = emu.popen(node, argv, workdir / f"sampler-{node}.log")
-    # generated background (poisson_packets): a sink on the destination, a sender on the
-    # source, both waiting for the same go file as the samplers
+    # generated traffic (poisson_packets, poisson_transfers): a sink on the destination, a
+    # sender on the source, both waiting for the same go file as the samplers
     generators = {}
     for index, name in enumerate(background.check_generators(scenario)):
-        src, dst = scenario.endpoints_of(name)
-        src_ip, dst_ip = emu.addressing.host_ip(src), emu.addressing.host_ip(dst)
         files = {
             role: {
                 "ready": workdir / f"ready-{role}-{name}",
@@ -203,13 +209,7 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
             }
             for role in ("sink", "send")
         }
-        commands = {  # the sink first: it is listening when the sender starts
-            "sink": (dst, background.sink_argv(scenario, index, dst_ip, files["sink"])),
-            "send": (
-                src,
-                background.sender_argv(scenario, rep, name, index, src_ip, dst_ip, files["send"]),
-            ),
-        }
+        commands = _generator_commands(emu, rep, name, index, files)
         for role, (node, argv) in commands.items():
             log = workdir / f"background-{role}-{name}.log"
             generators[f"{role}-{name}"] = (emu.popen(node, argv, log), files[role]["ready"], log)
@@ -264,19 +264,74 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
         "count": count,
         "samplers": list(samplers),
         "background": _background_summary(scenario, workdir),
+        "transfers": _transfer_info(scenario, rep, workdir),
     }
 
 
+def _generator_commands(
+    emu: Emulation, rep: int, name: str, index: int, files: dict[str, dict[str, Path]]
+) -> dict[str, tuple[str, list[str]]]:
+    """Node and guest command of a generator's sink and sender, the sink first.
+
+    The sink is then listening when the sender starts.
+    """
+    scenario = emu.scenario
+    src, dst = scenario.endpoints_of(name)
+    src_ip, dst_ip = emu.addressing.host_ip(src), emu.addressing.host_ip(dst)
+    gen = scenario.traffic[name]
+    if isinstance(gen, TransferGenerator):
+        plan = emu.workdir / f"transfers-plan-{name}.json"
+        cc = linux.congestion_control(gen.variant, f"traffic.{name}.variant")
+        transfers.write_plan(plan, expand_transfers(scenario, name, rep), cc)
+        port = transfers.SINK_BASE_PORT + index
+        until = scenario.duration
+        return {
+            "sink": (dst, transfers.sink_argv(dst_ip, port, until, files["sink"])),
+            "send": (src, transfers.sender_argv(plan, dst_ip, port, until, files["send"])),
+        }
+    return {
+        "sink": (dst, background.sink_argv(scenario, index, dst_ip, files["sink"])),
+        "send": (
+            src,
+            background.sender_argv(scenario, rep, name, index, src_ip, dst_ip, files["send"]),
+        ),
+    }
+
+
+def _reports(workdir: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sender's and the sink's reports of generator ``name``."""
+    sent, received = (
+        json.loads((workdir / f"background-{role}-{name}.json").read_text())
+        for role in ("send", "sink")
+    )
+    return sent, received
+
+
 def _background_summary(scenario: Scenario, workdir: Path) -> dict[str, dict[str, Any]]:
-    """Each generator's counts and measured loads (sender's and sink's reports)."""
-    out = {}
-    for name in background.check_generators(scenario):
-        sent, received = (
-            json.loads((workdir / f"background-{role}-{name}.json").read_text())
-            for role in ("send", "sink")
-        )
-        out[name] = background.summary(scenario, name, sent, received)
-    return out
+    """Each packet generator's counts and measured loads (sender's and sink's reports)."""
+    return {
+        name: background.summary(scenario, name, *_reports(workdir, name))
+        for name in background.packet_generators(scenario)
+    }
+
+
+def _transfer_info(
+    scenario: Scenario, rep: int, workdir: Path
+) -> tuple[dict[str, list[Any]], dict[str, dict[str, Any]]]:
+    """The dataset's ``transfer_*`` values and each transfer generator's summary.
+
+    Values: every planned transfer, generator by generator; summaries:
+    :func:`tcprepro.emulation.transfers.summary`.
+    """
+    values: dict[str, list[Any]] = {}
+    summaries = {}
+    for name in background.transfer_generators(scenario):
+        planned = expand_transfers(scenario, name, rep)
+        reports = _reports(workdir, name)
+        for key, column in transfers.transfer_info(planned, *reports).items():
+            values.setdefault(key, []).extend(column)
+        summaries[name] = transfers.summary(planned, *reports)
+    return values, summaries
 
 
 def run_scenario(
@@ -419,6 +474,7 @@ def _dataset(
             "flow_rx_bytes": rx_final,
         },
         link_info={},
+        transfer_info=info["transfers"][0],
     )
     traced = plan.traced
     directions = [traced[name] for name in link_names]
@@ -497,6 +553,9 @@ def _dataset(
                 f"{'sent' if name == 'offered_load' else 'received'} in the measurement "
                 "window over its length and the bottleneck rate (configured: traffic.*.load)"
             )
+    if info["transfers"][1]:
+        # the generated transfers: opened on time, refused, delivered (per generator)
+        ds.attrs["transfers"] = json.dumps(info["transfers"][1], sort_keys=True)
     for name in ("link_probe_goodput_bps", "link_probe_expected_bps"):
         ds[name].attrs["units"] = "bit/s"
     for name in ("link_probe_rtt_s", "link_probe_configured_rtt_s"):

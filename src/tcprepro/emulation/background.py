@@ -1,12 +1,12 @@
 """Generated background traffic in the emulation: Poisson UDP packets and their sink.
 
-This module owns the one kind of ``traffic:`` generator the Mininet backend
+This module owns the packet kind of ``traffic:`` generator the Mininet backend
 emulates, ``poisson_packets`` (:class:`tcprepro.scenario.PacketGenerator`), on
 both sides of a run:
 
 - on the host side (the backend), which generators a scenario may have
-  (:func:`check_generators`: ``poisson_transfers`` is refused with a clear
-  error), the guest commands that run them (:func:`sender_argv`,
+  (:func:`check_generators`; ``poisson_transfers`` generators run in
+  :mod:`tcprepro.emulation.transfers`), the guest commands that run them (:func:`sender_argv`,
   :func:`sink_argv`) and what the dataset records of them (:func:`summary`);
 - in the guest, the programs themselves (``python -m
   tcprepro.emulation.background send|sink``), run with the guest's Python as
@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import json
 import math
 import os
 import socket
@@ -46,21 +45,24 @@ from typing import Any
 
 import numpy as np
 
-from tcprepro.emulation.sampler import wait_for_go
+from tcprepro.emulation import linux
+from tcprepro.emulation.sampler import add_start_arguments, wait_for_go, write_json
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import PacketGenerator, Scenario
+from tcprepro.scenario import PacketGenerator, Scenario, TransferGenerator
 from tcprepro.traffic import bottleneck_rate_bps, generator_seed
 
 __all__ = [
     "IP_UDP_HEADER_BYTES",
     "check_generators",
     "main",
+    "packet_generators",
     "packet_rate_pps",
     "poisson_schedule",
     "sender_argv",
     "sink_argv",
     "sink_port",
     "summary",
+    "transfer_generators",
 ]
 
 #: IPv4 and UDP headers: a datagram of ``packet_size - 28`` bytes is an IP packet of
@@ -76,32 +78,46 @@ _CHUNK = 65536
 
 
 def check_generators(scenario: Scenario) -> list[str]:
-    """Names of the scenario's generators the emulation runs (``poisson_packets``).
+    """Names of the scenario's generators, all of which the emulation runs.
+
+    ``poisson_packets`` generators run here, ``poisson_transfers`` generators in
+    :mod:`tcprepro.emulation.transfers` (:func:`packet_generators` and
+    :func:`transfer_generators` split them).
 
     Raises
     ------
     ConfigError
-        For a ``poisson_transfers`` generator (generated TCP transfers are not
-        emulated yet), or a packet generator whose source is a group of several
-        hosts (the emulation sends from one host), naming the field.
+        For a generator whose source is a group of several hosts (the emulation sends
+        a generator's traffic from one host), or a transfer generator whose variant
+        has no Linux implementation or sets ns-3 parameters, naming the field.
     """
     names = []
     for name, gen in scenario.traffic.items():
-        if not isinstance(gen, PacketGenerator):
-            raise ConfigError(
-                f"traffic.{name}: generated traffic of kind {gen.kind} (tcprepro.traffic) is "
-                "not emulated yet; the Mininet backend runs the scenario's flows and "
-                "poisson_packets generators only"
-            )
         src, _ = scenario.endpoints_of(name)
         groups = getattr(scenario.topology, "sender_groups", {})
         if len(groups.get(src, [src])) > 1:
             raise ConfigError(
                 f"traffic.{name}.src: {src} is a group of {len(groups[src])} hosts; the "
-                "emulation sends a generator's packets from one host"
+                "emulation sends a generator's traffic from one host"
             )
+        if isinstance(gen, TransferGenerator):
+            linux.congestion_control(gen.variant, f"traffic.{name}.variant")
         names.append(name)
     return names
+
+
+def packet_generators(scenario: Scenario) -> list[str]:
+    """The scenario's ``poisson_packets`` generators, in order."""
+    return [
+        n for n in check_generators(scenario) if isinstance(scenario.traffic[n], PacketGenerator)
+    ]
+
+
+def transfer_generators(scenario: Scenario) -> list[str]:
+    """The scenario's ``poisson_transfers`` generators, in order."""
+    return [
+        n for n in check_generators(scenario) if isinstance(scenario.traffic[n], TransferGenerator)
+    ]
 
 
 def packet_rate_pps(scenario: Scenario, name: str) -> float:
@@ -258,13 +274,6 @@ def summary(
 # Guest programs
 
 
-def _write_json(path: str, data: dict[str, Any]) -> None:
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w") as handle:
-        json.dump(data, handle, sort_keys=True)
-    os.replace(tmp, path)
-
-
 def _exact_timers() -> None:
     """Ask for 1-ns timer slack (default 50 us) so each sleep ends at its deadline."""
     with contextlib.suppress(OSError, AttributeError):
@@ -308,7 +317,7 @@ def _send(args: argparse.Namespace) -> int:
         "errors": errors,
         "max_late_s": round(max_late, 9),
     }
-    _write_json(args.out, report)
+    write_json(args.out, report)
     return 0
 
 
@@ -336,7 +345,7 @@ def _sink(args: argparse.Namespace) -> int:
         received_bytes += size + IP_UDP_HEADER_BYTES
         if begin <= now < end:
             received_window += 1
-    _write_json(
+    write_json(
         args.out,
         {"received": received, "received_window": received_window, "bytes": received_bytes},
     )
@@ -364,9 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sink.add_argument("--until", type=float, required=True)
     for role in (send, sink):
         role.add_argument("--window", type=float, nargs=2, required=True)
-        role.add_argument("--ready", required=True)
-        role.add_argument("--go", required=True)
-        role.add_argument("--out", required=True)
+        add_start_arguments(role)
     args = parser.parse_args(argv)
     return _send(args) if args.role == "send" else _sink(args)
 

@@ -27,7 +27,6 @@ from tcprepro.emulation import background, linux
 from tcprepro.errors import CapabilityError, ConfigError
 from tcprepro.scenario import Scenario
 from tcprepro.topology import build_plan
-from tcprepro.variants import get_variant
 
 __all__ = [
     "ROUTES",
@@ -126,11 +125,11 @@ def scenario_needs(scenario: Scenario) -> Needs:
     ConfigError
         When a flow's variant has no Linux implementation, a link's queue
         discipline has no Linux mapping (or a buffer its Linux twin cannot hold), a
-        traffic generator is not emulated (only ``poisson_packets`` is),
+        traffic generator cannot be emulated (:func:`background.check_generators`),
         ``tcp.delayed_ack_count`` is neither 1 nor 2, or the scenario samples a model's
         internal state (``trace.congestion_state``), naming the field.
     """
-    background.check_generators(scenario)  # poisson_packets only
+    background.check_generators(scenario)
     if scenario.trace.congestion_state:
         raise ConfigError(
             "trace.congestion_state: the internal state of tcprepro's ns-3 models; Linux "
@@ -149,18 +148,10 @@ def scenario_needs(scenario: Scenario) -> Needs:
         del index
     controls = set()
     for name, flow in scenario.flows.items():
-        variant = get_variant(flow.variant.name)
-        if not variant.linux_name:
-            raise ConfigError(
-                f"flows.{name}.variant: {variant.name} has no Linux implementation; "
-                "the Mininet backend cannot run it"
-            )
-        if flow.variant.params:
-            raise ConfigError(
-                f"flows.{name}.variant.params: ns-3 attributes; Linux congestion controls "
-                "take their parameters from module options, which the emulation does not set"
-            )
-        controls.add(variant.linux_name)
+        controls.add(linux.congestion_control(flow.variant, f"flows.{name}.variant"))
+    for name in background.transfer_generators(scenario):
+        variant = scenario.traffic[name].variant
+        controls.add(linux.congestion_control(variant, f"traffic.{name}.variant"))
     return Needs(tuple(sorted(qdiscs)), tuple(sorted(controls)))
 
 

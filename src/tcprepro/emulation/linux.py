@@ -46,9 +46,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import TcpSettings
+from tcprepro.scenario import TcpSettings, VariantConfig
 from tcprepro.topology import PlannedDirection
-from tcprepro.variants import QDISCS
+from tcprepro.variants import QDISCS, get_variant
 
 __all__ = [
     "DELAYED_ACK_COUNTS",
@@ -534,3 +534,27 @@ def find_socket(sockets: Iterable[SsSocket], local: str, peer: str) -> SsSocket 
         if sock.local == local and sock.peer == peer:
             return sock
     return None
+
+
+def congestion_control(variant: VariantConfig, field: str) -> str:
+    """The Linux module that runs a flow's or generator's variant (``field`` names it).
+
+    Raises
+    ------
+    ConfigError
+        When the variant has no Linux implementation, or sets ns-3 parameters (Linux
+        congestion controls take theirs from module options, which the emulation does
+        not set).
+    """
+    registered = get_variant(variant.name)
+    if not registered.linux_name:
+        raise ConfigError(
+            f"{field}: {registered.name} has no Linux implementation; the Mininet backend "
+            "cannot run it"
+        )
+    if variant.params:
+        raise ConfigError(
+            f"{field}.params: ns-3 attributes; Linux congestion controls take their "
+            "parameters from module options, which the emulation does not set"
+        )
+    return registered.linux_name

@@ -70,12 +70,33 @@ def wait_for_go(path: str, poll_s: float = 0.01, timeout_s: float = 600.0) -> fl
     raise TimeoutError(f"no go file {path} after {timeout_s} s")
 
 
+def write_json(path: str, data: object) -> None:
+    """Write ``data`` as JSON to ``path`` atomically (a temporary file, then a rename).
+
+    For the guest programs, which import nothing beyond the standard library
+    (:func:`tcprepro.latex.atomic_write` would bring pandas into the guest).
+    """
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w") as handle:
+        json.dump(data, handle, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def add_start_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments every guest program takes: ``--ready``, ``--go``, ``--out``.
+
+    The ready file is written once the program is set up, the go file holds the run's
+    time origin it waits for, and the output file gets its report.
+    """
+    parser.add_argument("--ready", required=True)
+    parser.add_argument("--go", required=True)
+    parser.add_argument("--out", required=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: ``python -m tcprepro.emulation.sampler --out F --ready R --go G ...``."""
     parser = argparse.ArgumentParser(prog="tcprepro-sampler")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--ready", required=True)
-    parser.add_argument("--go", required=True)
+    add_start_arguments(parser)
     parser.add_argument("--interval", type=float, required=True)
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--ss", action="store_true", help="sample TCP sockets")
