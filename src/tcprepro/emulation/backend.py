@@ -59,6 +59,7 @@ from tcprepro.emulation import background, capabilities, iperf, linux, traces, t
 from tcprepro.emulation.fidelity import CpuMonitor, FidelityReport, Tolerances, sleep_until
 from tcprepro.emulation.network import Emulation, sigterm_as_interrupt
 from tcprepro.emulation.probe import probe_links
+from tcprepro.emulation.sampler import start_argv
 from tcprepro.emulation.topo import qdisc_tree, relay_name, with_relays
 from tcprepro.errors import CapabilityError
 from tcprepro.scenario import Scenario, TransferGenerator
@@ -181,12 +182,13 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
             sys.executable,
             "-m",
             "tcprepro.emulation.sampler",
-            "--out",
-            str(workdir / f"samples-{node}.jsonl"),
-            "--ready",
-            str(workdir / f"ready-{node}"),
-            "--go",
-            str(go),
+            *start_argv(
+                {
+                    "ready": workdir / f"ready-{node}",
+                    "go": go,
+                    "out": workdir / f"samples-{node}.jsonl",
+                }
+            ),
             "--interval",
             repr(interval),
             "--count",

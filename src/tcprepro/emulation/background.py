@@ -45,8 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from tcprepro.emulation import linux
-from tcprepro.emulation.sampler import add_start_arguments, wait_for_go, write_json
+from tcprepro.emulation.sampler import add_start_arguments, start_argv, wait_for_go, write_json
 from tcprepro.errors import ConfigError
 from tcprepro.scenario import PacketGenerator, Scenario, TransferGenerator
 from tcprepro.traffic import bottleneck_rate_bps, generator_seed
@@ -84,15 +83,17 @@ def check_generators(scenario: Scenario) -> list[str]:
     :mod:`tcprepro.emulation.transfers` (:func:`packet_generators` and
     :func:`transfer_generators` split them).
 
+    A transfer generator's variant is checked with the flows' variants
+    (:func:`tcprepro.emulation.capabilities.scenario_needs`).
+
     Raises
     ------
     ConfigError
         For a generator whose source is a group of several hosts (the emulation sends
-        a generator's traffic from one host), or a transfer generator whose variant
-        has no Linux implementation or sets ns-3 parameters, naming the field.
+        a generator's traffic from one host), naming the field.
     """
     names = []
-    for name, gen in scenario.traffic.items():
+    for name in scenario.traffic:
         src, _ = scenario.endpoints_of(name)
         groups = getattr(scenario.topology, "sender_groups", {})
         if len(groups.get(src, [src])) > 1:
@@ -100,24 +101,18 @@ def check_generators(scenario: Scenario) -> list[str]:
                 f"traffic.{name}.src: {src} is a group of {len(groups[src])} hosts; the "
                 "emulation sends a generator's traffic from one host"
             )
-        if isinstance(gen, TransferGenerator):
-            linux.congestion_control(gen.variant, f"traffic.{name}.variant")
         names.append(name)
     return names
 
 
 def packet_generators(scenario: Scenario) -> list[str]:
     """The scenario's ``poisson_packets`` generators, in order."""
-    return [
-        n for n in check_generators(scenario) if isinstance(scenario.traffic[n], PacketGenerator)
-    ]
+    return [n for n, gen in scenario.traffic.items() if isinstance(gen, PacketGenerator)]
 
 
 def transfer_generators(scenario: Scenario) -> list[str]:
     """The scenario's ``poisson_transfers`` generators, in order."""
-    return [
-        n for n in check_generators(scenario) if isinstance(scenario.traffic[n], TransferGenerator)
-    ]
+    return [n for n, gen in scenario.traffic.items() if isinstance(gen, TransferGenerator)]
 
 
 def packet_rate_pps(scenario: Scenario, name: str) -> float:
@@ -163,17 +158,7 @@ def _window(scenario: Scenario) -> tuple[float, float]:
 def _shared_args(scenario: Scenario, files: dict[str, Path]) -> list[str]:
     """Arguments both guest programs take: the measurement window and their files."""
     start, end = _window(scenario)
-    return [
-        "--window",
-        repr(start),
-        repr(end),
-        "--ready",
-        str(files["ready"]),
-        "--go",
-        str(files["go"]),
-        "--out",
-        str(files["out"]),
-    ]
+    return ["--window", repr(start), repr(end), *start_argv(files)]
 
 
 def sender_argv(

@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = ["main", "wait_for_go"]
 
@@ -82,15 +82,23 @@ def write_json(path: str, data: object) -> None:
     os.replace(tmp, path)
 
 
-def add_start_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the arguments every guest program takes: ``--ready``, ``--go``, ``--out``.
+#: the files every guest program is started with: its ready file (written once it is set
+#: up), the go file holding the run's time origin it waits for, and its output file
+START_FILES = ("ready", "go", "out")
 
-    The ready file is written once the program is set up, the go file holds the run's
-    time origin it waits for, and the output file gets its report.
-    """
-    parser.add_argument("--ready", required=True)
-    parser.add_argument("--go", required=True)
-    parser.add_argument("--out", required=True)
+
+def add_start_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments every guest program takes: ``--ready``, ``--go``, ``--out``."""
+    for name in START_FILES:
+        parser.add_argument(f"--{name}", required=True)
+
+
+def start_argv(files: Mapping[str, object]) -> list[str]:
+    """How the host passes those files (``files``: ready, go, out) to a guest program."""
+    argv: list[str] = []
+    for name in START_FILES:
+        argv += [f"--{name}", str(files[name])]
+    return argv
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tcprepro.emulation.sampler import add_start_arguments, wait_for_go, write_json
+from tcprepro.emulation.sampler import add_start_arguments, start_argv, wait_for_go, write_json
 
 __all__ = [
     "HEADER",
@@ -89,10 +89,6 @@ def read_plan(path: str) -> tuple[str, list[tuple[int, float, int]]]:
     return plan["congestion_control"], [(int(i), float(t), int(s)) for i, t, s in plan["transfers"]]
 
 
-def _shared_args(files: dict[str, Path]) -> list[str]:
-    return ["--ready", str(files["ready"]), "--go", str(files["go"]), "--out", str(files["out"])]
-
-
 def sender_argv(
     plan: Path, dst_ip: str, port: int, until_s: float, files: dict[str, Path]
 ) -> list[str]:
@@ -110,7 +106,7 @@ def sender_argv(
         str(port),
         "--until",
         repr(until_s),
-        *_shared_args(files),
+        *start_argv(files),
     ]
 
 
@@ -127,7 +123,7 @@ def sink_argv(bind_ip: str, port: int, until_s: float, files: dict[str, Path]) -
         str(port),
         "--until",
         repr(until_s + SINK_GRACE_S),
-        *_shared_args(files),
+        *start_argv(files),
     ]
 
 
@@ -181,12 +177,7 @@ def summary(transfers: Sequence[Any], sent: dict[str, Any], received: dict[str, 
     its planned arrival (``max_late_s``: the sender's timing, the fidelity of the plan).
     """
     opened = sent.get("transfers", {})
-    starts = {str(i): float(t.start_s) for i, t in enumerate(transfers)}
-    late = [
-        entry["opened_s"] - starts[index]
-        for index, entry in opened.items()
-        if "opened_s" in entry and index in starts
-    ]
+    late = [entry["opened_s"] - transfers[int(i)].start_s for i, entry in opened.items()]
     errors = [entry["error"] for entry in opened.values() if "error" in entry]
     delivered = received.get("transfers", {})
     return {
@@ -215,7 +206,6 @@ class _Outgoing:
         self.pending = memoryview(HEADER.pack(index, size))
         self.left = size
         self.sock = sock
-        self.connected = False
 
 
 def _send(args: argparse.Namespace) -> int:
@@ -238,9 +228,7 @@ def _send(args: argparse.Namespace) -> int:
         wait = args.until - now
         if position < len(upcoming):
             wait = min(wait, upcoming[position][1] - now)
-        if not selector.get_map() and position >= len(upcoming):
-            time.sleep(max(0.0, wait))  # nothing left to send: sleep to the end
-            continue
+        # with no socket registered, select() sleeps to the timeout (epoll)
         for key, _ in selector.select(timeout=max(0.0, wait)):
             _write_some(selector, key.data, report, time.monotonic() - t0)
     for key in list(selector.get_map().values()):
@@ -268,14 +256,13 @@ def _write_some(
     selector: selectors.BaseSelector, out: _Outgoing, report: dict[str, dict[str, Any]], now: float
 ) -> None:
     entry = report[str(out.index)]
-    if not out.connected:
+    if "connected_s" not in entry:  # the first time it is writable: the handshake ended
         error = out.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if error:
             entry["error"] = os.strerror(error)
             selector.unregister(out.sock)
             out.sock.close()
             return
-        out.connected = True
         entry["connected_s"] = round(now, 9)
     try:
         if out.pending:
@@ -292,7 +279,6 @@ def _write_some(
         out.sock.close()
         return
     if not out.pending and out.left == 0:
-        entry["written_s"] = round(now, 9)
         selector.unregister(out.sock)
         out.sock.close()  # the kernel sends what is still buffered, then its FIN
 
@@ -305,7 +291,6 @@ class _Incoming:
         self.header = bytearray()
         self.index = -1
         self.size = 0
-        self.received = 0
 
 
 def _sink(args: argparse.Namespace) -> int:
@@ -362,10 +347,9 @@ def _read_some(
             return
         conn.index, conn.size = HEADER.unpack(conn.header)
         report[str(conn.index)] = {"rx_bytes": 0}
-    conn.received += len(data)
     entry = report[str(conn.index)]
-    entry["rx_bytes"] = conn.received
-    if conn.received >= conn.size and "end_s" not in entry:
+    entry["rx_bytes"] += len(data)
+    if entry["rx_bytes"] >= conn.size and "end_s" not in entry:
         entry["end_s"] = round(now, 9)
 
 
