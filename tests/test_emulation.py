@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ACCESS, DUMBBELL, ROOT, scenario_dict
 from tcprepro import metrics
-from tcprepro.emulation import capabilities, linux
+from tcprepro.emulation import background, capabilities, linux
 from tcprepro.emulation.fidelity import Tolerances
 from tcprepro.emulation.topo import Addressing
 from tcprepro.errors import CapabilityError, ConfigError
@@ -966,9 +966,10 @@ def test_a_missing_iperf2_is_named_with_its_package(monkeypatch):
 
 def test_every_twin_runs_on_linux_at_every_tier_and_c1_itself_does_not():
     """Each cross-check figure's emulated runs (every tier) are scenarios the Mininet
-    backend accepts (variants, qdiscs, delayed ACKs, no generated traffic, no sampled model
-    state); C1 itself samples YeAH's internal state, which Linux does not report, and is
-    refused before any run, naming the field."""
+    backend accepts (variants, qdiscs, delayed ACKs, generators, no sampled model state),
+    and study C's twins run its web traffic with Linux's reno; C1 itself samples YeAH's
+    internal state, which Linux does not report, and is refused before any run, naming the
+    field."""
     from tcprepro.campaign import load_workflow_config
 
     config = load_workflow_config(ROOT / "workflow/config.yaml")
@@ -983,6 +984,13 @@ def test_every_twin_runs_on_linux_at_every_tier_and_c1_itself_does_not():
     needs = capabilities.scenario_needs(config.runs("X5", "smoke", "mininet")[0].scenario())
     assert "yeah" in needs.congestion_controls
     assert "netem" in needs.qdiscs
+    for figure in ("X2", "X5", "X7", "X8", "X9"):
+        for tier in ("smoke", "quick", "paper"):
+            scenario = config.runs(figure, tier, "mininet")[0].scenario()
+            assert list(scenario.traffic) == ["web"], (figure, tier)
+            assert scenario.traffic["web"].kind == "poisson_transfers"
+            assert background.transfer_generators(scenario) == ["web"]
+            assert "reno" in capabilities.scenario_needs(scenario).congestion_controls
     c1 = config.runs("C1", "smoke")[0].scenario()
     c1 = c1.model_copy(update={"traffic": {}})  # without its web traffic, as X7, but sampled
     with pytest.raises(ConfigError, match=r"trace\.congestion_state"):

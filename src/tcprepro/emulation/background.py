@@ -32,8 +32,6 @@ and received in all and within the run's measurement window, from which
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import math
 import os
 import socket
@@ -45,7 +43,13 @@ from typing import Any
 
 import numpy as np
 
-from tcprepro.emulation.sampler import add_start_arguments, start_argv, wait_for_go, write_json
+from tcprepro.emulation.sampler import (
+    add_start_arguments,
+    exact_timers,
+    start_argv,
+    wait_for_go,
+    write_json,
+)
 from tcprepro.errors import ConfigError
 from tcprepro.scenario import PacketGenerator, Scenario, TransferGenerator
 from tcprepro.traffic import bottleneck_rate_bps, generator_seed
@@ -259,13 +263,6 @@ def summary(
 # Guest programs
 
 
-def _exact_timers() -> None:
-    """Ask for 1-ns timer slack (default 50 us) so each sleep ends at its deadline."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(29, 1, 0, 0, 0)  # PR_SET_TIMERSLACK
-
-
 def _send(args: argparse.Namespace) -> int:
     times, which = poisson_schedule(args.seed, args.rate_pps, args.flows, args.start, args.stop)
     payload = bytes(args.packet_size - IP_UDP_HEADER_BYTES)
@@ -275,7 +272,7 @@ def _send(args: argparse.Namespace) -> int:
         sock.bind((args.src, args.base_port + k))
         sock.connect((args.dst, args.port))
         sockets.append(sock)
-    _exact_timers()
+    exact_timers()
     Path(args.ready).write_text(f"{os.getpid()}\n")
     t0 = wait_for_go(args.go)
     begin, end = args.window

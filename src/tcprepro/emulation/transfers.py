@@ -45,7 +45,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tcprepro.emulation.sampler import add_start_arguments, start_argv, wait_for_go, write_json
+from tcprepro.emulation.sampler import (
+    add_start_arguments,
+    exact_timers,
+    start_argv,
+    wait_for_go,
+    write_json,
+)
 
 __all__ = [
     "HEADER",
@@ -65,6 +71,11 @@ HEADER = struct.Struct("!IQ")
 SINK_BASE_PORT = 9500
 #: seconds the sink keeps reading after the run's end
 SINK_GRACE_S = 1.0
+#: longest wait of the sender's ``select``: Linux lets a wait of T end up to T/1000 late
+#: (``select_estimate_accuracy``; a 7.5-s wait opened a transfer 8 ms late in UML's
+#: virtual time), so waits are cut into pieces of at most 20 ms (20 us late at most);
+#: epoll's timeout is in whole milliseconds, rounded up, which adds up to 1 ms
+MAX_WAIT_S = 0.02
 #: bytes written per send call
 _CHUNK = 1 << 16
 _ZEROS = bytes(_CHUNK)
@@ -90,10 +101,22 @@ def read_plan(path: str) -> tuple[str, list[tuple[int, float, int]]]:
 
 
 def sender_argv(
-    plan: Path, dst_ip: str, port: int, until_s: float, files: dict[str, Path]
+    plan: Path,
+    dst_ip: str,
+    port: int,
+    until_s: float,
+    files: dict[str, Path],
+    *,
+    source: tuple[str, int] | None = None,
+    send_buffer: int | None = None,
 ) -> list[str]:
-    """Guest command of a generator's sender (``files``: ready, go, out)."""
-    return [
+    """Guest command of a sender (``files``: ready, go, out).
+
+    ``source`` binds each connection to that address and port (a sized flow's socket,
+    which the samplers find by its port); ``send_buffer`` sets SO_SNDBUF before the
+    connection opens (the kernel doubles it, ``socket(7)``).
+    """
+    argv = [
         sys.executable,
         "-m",
         "tcprepro.emulation.transfers",
@@ -108,11 +131,27 @@ def sender_argv(
         repr(until_s),
         *start_argv(files),
     ]
+    if source is not None:
+        argv += ["--source", f"{source[0]}:{source[1]}"]
+    if send_buffer is not None:
+        argv += ["--sndbuf", str(send_buffer)]
+    return argv
 
 
-def sink_argv(bind_ip: str, port: int, until_s: float, files: dict[str, Path]) -> list[str]:
-    """Guest command of a generator's sink (``files``: ready, go, out)."""
-    return [
+def sink_argv(
+    bind_ip: str,
+    port: int,
+    until_s: float,
+    files: dict[str, Path],
+    *,
+    recv_buffer: int | None = None,
+) -> list[str]:
+    """Guest command of a sink (``files``: ready, go, out).
+
+    ``recv_buffer`` sets SO_RCVBUF on the listening socket, before ``listen`` (the
+    accepted connections inherit it, and the window scale follows from it).
+    """
+    argv = [
         sys.executable,
         "-m",
         "tcprepro.emulation.transfers",
@@ -125,6 +164,9 @@ def sink_argv(bind_ip: str, port: int, until_s: float, files: dict[str, Path]) -
         repr(until_s + SINK_GRACE_S),
         *start_argv(files),
     ]
+    if recv_buffer is not None:
+        argv += ["--rcvbuf", str(recv_buffer)]
+    return argv
 
 
 def transfer_info(
@@ -210,6 +252,7 @@ class _Outgoing:
 
 def _send(args: argparse.Namespace) -> int:
     congestion_control, plan = read_plan(args.plan)
+    exact_timers()
     Path(args.ready).write_text(f"{os.getpid()}\n")
     t0 = wait_for_go(args.go)
     selector = selectors.DefaultSelector()
@@ -225,7 +268,7 @@ def _send(args: argparse.Namespace) -> int:
             position += 1
             report[str(index)] = _open(selector, index, size, congestion_control, args)
             report[str(index)]["opened_s"] = round(time.monotonic() - t0, 9)
-        wait = args.until - now
+        wait = min(args.until - now, MAX_WAIT_S)
         if position < len(upcoming):
             wait = min(wait, upcoming[position][1] - now)
         # with no socket registered, select() sleeps to the timeout (epoll)
@@ -246,6 +289,16 @@ def _open(
     except OSError as exc:
         sock.close()
         return {"error": f"congestion control {cc!r}: {exc.strerror}"}
+    if args.sndbuf is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, args.sndbuf)
+    if args.source is not None:
+        address, port = args.source.rsplit(":", 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((address, int(port)))
+        except OSError as exc:
+            sock.close()
+            return {"error": f"bind {args.source}: {exc.strerror}"}
     sock.setblocking(False)
     sock.connect_ex((args.dst, args.port))
     selector.register(sock, selectors.EVENT_WRITE, _Outgoing(index, size, sock))
@@ -296,6 +349,8 @@ class _Incoming:
 def _sink(args: argparse.Namespace) -> int:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if args.rcvbuf is not None:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, args.rcvbuf)
     listener.bind((args.bind, args.port))
     listener.listen(1024)
     listener.setblocking(False)
@@ -361,9 +416,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     send.add_argument("--plan", required=True)
     send.add_argument("--dst", required=True)
     send.add_argument("--port", type=int, required=True)
+    send.add_argument("--source", help="IP:PORT each connection binds to")
+    send.add_argument("--sndbuf", type=int, help="SO_SNDBUF of each connection (bytes)")
     sink = sub.add_parser("sink", help="accept the transfers and time their last byte")
     sink.add_argument("--bind", required=True)
     sink.add_argument("--port", type=int, required=True)
+    sink.add_argument("--rcvbuf", type=int, help="SO_RCVBUF of the listening socket (bytes)")
     for role in (send, sink):
         role.add_argument("--until", type=float, required=True)
         add_start_arguments(role)
