@@ -93,8 +93,11 @@ NOTES = {
     "rto_count": "TcpExt TCPTimeouts of the sender's namespace (/proc/net/netstat) when the "
     "flow is its only sender; NaN otherwise",
     "link_queue_max_pkts": "largest occupancy among the samples (not between them)",
-    "flow_connected_s": "first sample at which the data connection was established",
-    "flow_end_s": "first sample at which every byte had arrived (sized flows)",
+    "flow_connected_s": "first sample at which the data connection was established; a sized "
+    "flow's: the sender's end of the handshake, timed in the guest",
+    "flow_end_s": "a sized flow's last byte read by its sink, timed in the guest "
+    "(tcprepro.emulation.transfers: one planned transfer on the flow's ports, with a 12-byte "
+    "header before its bytes), not a sample",
     "unacked_bytes": "the sender's bytes in flight at each sample (ss bytes_sent - "
     "bytes_retrans - bytes_acked, see tcprepro.emulation.linux.in_flight_bytes), held over "
     "the interval: a sampled average, not a time integral",
@@ -171,10 +174,15 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
     interval = scenario.trace.interval
     count = round(scenario.duration / interval)
     workdir = emu.workdir
-    for index, flow in enumerate(emu.plan.flows):
+    # a sized flow is one planned transfer (tcprepro.emulation.transfers): its sink times
+    # the last byte; iperf carries the bulk flows
+    sized = [i for i, flow in enumerate(emu.plan.flows) if flow.size_bytes]
+    bulk = [i for i in range(len(emu.plan.flows)) if i not in sized]
+    for index in bulk:
+        flow = emu.plan.flows[index]
         emu.popen(flow.dst, iperf.server_argv(emu, index), workdir / f"server{index}.json")
-    for index, flow in enumerate(emu.plan.flows):
-        emu.wait_listening(flow.dst, iperf.flow_ports(index)[0])
+    for index in bulk:
+        emu.wait_listening(emu.plan.flows[index].dst, iperf.flow_ports(index)[0])
     go = workdir / "go"
     samplers = {}
     for node, what in traces.sampler_plan(emu).items():
@@ -215,6 +223,19 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
         for role, (node, argv) in commands.items():
             log = workdir / f"background-{role}-{name}.log"
             generators[f"{role}-{name}"] = (emu.popen(node, argv, log), files[role]["ready"], log)
+    for index in sized:
+        files = {
+            role: {
+                "ready": workdir / f"ready-sized-{role}-{index}",
+                "go": go,
+                "out": workdir / f"sized-{role}-{index}.json",
+            }
+            for role in ("sink", "send")
+        }
+        for role, (node, argv) in _sized_flow_commands(emu, index, files).items():
+            log = workdir / f"sized-{role}-{index}.log"
+            key = f"{role} of flow {emu.plan.flows[index].name}"
+            generators[key] = (emu.popen(node, argv, log), files[role]["ready"], log)
     waiting = {
         **{
             f"sampler in {node}": (proc, workdir / f"ready-{node}", workdir / f"sampler-{node}.log")
@@ -235,7 +256,7 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
     go.write_text(f"{t0!r}\n")
     starts: dict[int, float] = {}
     clients = {}
-    order = sorted(range(len(emu.plan.flows)), key=lambda i: emu.plan.flows[i].start_s)
+    order = sorted(bulk, key=lambda i: emu.plan.flows[i].start_s)
     for index in order:
         flow = emu.plan.flows[index]
         sleep_until(t0 + flow.start_s, cpu)
@@ -261,13 +282,59 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
             proc.wait(timeout=30.0 + background.SINK_GRACE_S)
         except subprocess.TimeoutExpired as exc:
             raise RuntimeError(f"the background {key} did not finish") from exc
+    reports = {index: _sized_reports(workdir, index) for index in sized}
+    for index, (sent, _) in reports.items():
+        opened = sent.get("transfers", {}).get("0", {}).get("opened_s")
+        if opened is not None:
+            starts[index] = float(opened)
     return {
         "starts": starts,
         "count": count,
         "samplers": list(samplers),
         "background": _background_summary(scenario, workdir),
         "transfers": _transfer_info(scenario, rep, workdir),
+        "sized": reports,
     }
+
+
+def _sized_flow_commands(
+    emu: Emulation, index: int, files: dict[str, dict[str, Path]]
+) -> dict[str, tuple[str, list[str]]]:
+    """Node and guest command of a sized flow's sink and sender, the sink first.
+
+    The flow is one planned transfer of its size at its start, on the flow's ports (the
+    samplers find its sockets there), with the scenario's send buffer at the sender
+    and receive buffer at the sink, each set apart as iperf 2 sets them.
+    """
+    flow = emu.plan.flows[index]
+    plan = emu.workdir / f"sized-plan-{index}.json"
+    cc = linux.congestion_control(flow.variant, f"flows.{flow.name}.variant")
+    transfers.write_plan(plan, [flow], cc)
+    port, cport = iperf.flow_ports(index)
+    src_ip, dst_ip = emu.addressing.host_ip(flow.src), emu.addressing.host_ip(flow.dst)
+    send_buffer, recv_buffer = iperf.requested_buffers(emu.scenario.tcp, "iperf2")
+    until = emu.scenario.duration
+    sender = transfers.sender_argv(
+        plan,
+        dst_ip,
+        port,
+        until,
+        files["send"],
+        source=(src_ip, cport),
+        send_buffer=send_buffer,
+        pacing_bps=iperf.PACING_MAX_BPS if flow.pacing else None,
+    )
+    sink = transfers.sink_argv(dst_ip, port, until, files["sink"], recv_buffer=recv_buffer)
+    return {"sink": (flow.dst, sink), "send": (flow.src, sender)}
+
+
+def _sized_reports(workdir: Path, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sender's and the sink's reports of sized flow ``index`` (empty if absent)."""
+    out = []
+    for role in ("send", "sink"):
+        path = workdir / f"sized-{role}-{index}.json"
+        out.append(json.loads(path.read_text()) if path.exists() else {})
+    return out[0], out[1]
 
 
 def _generator_commands(
@@ -436,24 +503,36 @@ def _dataset(
         emu_view, link_names, link_series, count
     )
     summarise = iperf.iperf3_summary if tool == "iperf3" else iperf.iperf2_summary
+    sized = info["sized"]
     iperf3 = {
-        flow.name: summarise(workdir / f"server{i}.json") for i, flow in enumerate(plan.flows)
+        flow.name: summarise(workdir / f"server{i}.json")
+        for i, flow in enumerate(plan.flows)
+        if i not in sized
     }
     senders = {
-        flow.name: summarise(workdir / f"client{i}.json") for i, flow in enumerate(plan.flows)
+        flow.name: summarise(workdir / f"client{i}.json")
+        for i, flow in enumerate(plan.flows)
+        if i not in sized
     }
     for name, summary in senders.items():
         if tool == "iperf2":  # the two ends report different facts: keep both
             iperf3[name] = {"server": iperf3[name], "client": summary}
             continue
         iperf3[name] = {**iperf3[name], **{k: v for k, v in summary.items() if v is not None}}
-    rx_final = flow_series["rx_bytes"][-1] if plan.flows else np.empty(0)
     end_s = np.full(len(plan.flows), np.nan)
-    for i, flow in enumerate(plan.flows):
-        if flow.size_bytes:
-            done = np.nonzero(flow_series["rx_bytes"][:, i] >= flow.size_bytes)[0]
-            if done.size:
-                end_s[i] = done[0] * interval
+    connected_s = flow_facts["connected_k"] * interval
+    for i, (sent, received) in sized.items():
+        flow = plan.flows[i]
+        iperf3[flow.name] = {"transfers": transfers.summary([flow], sent, received)}
+        opened = sent.get("transfers", {}).get("0", {})
+        arrived = received.get("transfers", {}).get("0", {})
+        connected_s[i] = opened.get("connected_s", math.nan)
+        end_s[i] = arrived.get("end_s", math.nan)
+        if math.isfinite(end_s[i]):  # the sink's count stands from the last byte on
+            after = np.arange(count + 1) * interval >= end_s[i]
+            column = flow_series["rx_bytes"][:, i]
+            column[after] = np.fmax(column[after], float(arrived.get("rx_bytes", 0)))
+    rx_final = flow_series["rx_bytes"][-1] if plan.flows else np.empty(0)
     times = interval * np.arange(1, count + 1)
     raw = RawTraces(
         times_s=times,
@@ -469,7 +548,7 @@ def _dataset(
             "flow_label": [f.label for f in plan.flows],
             "flow_link": [f.bottleneck for f in plan.flows],
             "flow_start_s": [info["starts"].get(i, math.nan) for i in range(len(plan.flows))],
-            "flow_connected_s": flow_facts["connected_k"] * interval,
+            "flow_connected_s": connected_s,
             "flow_end_s": end_s,
             "flow_size_bytes": [f.size_bytes for f in plan.flows],
             "flow_kind": ["sized" if f.size_bytes else "bulk" for f in plan.flows],

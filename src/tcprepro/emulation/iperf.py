@@ -4,9 +4,11 @@ This module owns how each flow's traffic is made and what the tool says about it
 afterwards. One server per flow listens on its destination (port
 ``SERVER_PORT + i``), and one client per flow on its source (bound to port
 ``CLIENT_PORT + i``, by which :mod:`tcprepro.emulation.traces` finds the socket in
-``ss``) runs with the flow's Linux congestion control, the socket buffer, and
-``-n <bytes>`` for sized flows (``-t`` until the end of the run for bulk ones), and
-``--fq-rate`` for a paced flow (:data:`PACING_MAX_BPS`).
+``ss``) runs with the flow's Linux congestion control, the socket buffer, ``-t`` until
+the end of the run, and ``--fq-rate`` for a paced flow (:data:`PACING_MAX_BPS`). These
+are the bulk flows: a sized flow is one transfer of :mod:`tcprepro.emulation.transfers`
+on the same ports, whose sink times its last byte (iperf's client may exit before a
+sample sees a flow that fits in its send buffer).
 
 iperf3's ``-w`` sets the same value on both sockets (the client sends it to the
 server), so a run whose send and receive buffers must differ (study D) takes
@@ -106,8 +108,6 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
         ]
         if flow.pacing:
             argv += ["--fq-rate", str(PACING_MAX_BPS)]
-        if flow.size_bytes:
-            return [*argv, "-n", str(flow.size_bytes)]
         return [*argv, "-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
     argv = [
         "iperf3",
@@ -127,11 +127,7 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
     ]
     if flow.pacing:
         argv += ["--fq-rate", str(PACING_MAX_BPS)]
-    if flow.size_bytes:
-        argv += ["-n", str(flow.size_bytes), "-l", str(min(flow.size_bytes, 131072))]
-    else:
-        argv += ["-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
-    return argv
+    return [*argv, "-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
 
 
 def server_argv(emu: NetworkFacts, index: int) -> list[str]:

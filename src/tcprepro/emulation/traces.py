@@ -23,6 +23,7 @@ import numpy as np
 from tcprepro.emulation import linux
 from tcprepro.emulation.iperf import IPERF3_COOKIE_BYTES, flow_ports
 from tcprepro.emulation.topo import Addressing, NetworkFacts
+from tcprepro.emulation.transfers import HEADER
 from tcprepro.scenario import Scenario
 from tcprepro.topology import NetworkPlan
 
@@ -108,7 +109,9 @@ def flow_series(
     data_segs = np.full(shape, np.nan)
     retrans = np.full(shape, np.nan)
     in_flight = np.zeros(shape)  # 0 before the connection and after it closed
-    cookie = IPERF3_COOKIE_BYTES if emu.tool == "iperf3" else 0
+    # bytes before the data: iperf3's cookie, or the header of a sized flow's transfer
+    tool_cookie = IPERF3_COOKIE_BYTES if emu.tool == "iperf3" else 0
+    cookies = [HEADER.size if flow.size_bytes else tool_cookie for flow in plan.flows]
     cc_counts: list[dict[str, int]] = [{} for _ in range(n_flows)]
     connected = np.full(n_flows, np.nan)
     max_pacing = np.full(n_flows, np.nan)
@@ -148,7 +151,7 @@ def flow_series(
                 continue
             sock = linux.find_socket(linux.parse_ss(sample.get("ss", "")), dst_ep, src_ep)
             if sock is not None:
-                rx[k, index] = max(0.0, sock.number("bytes_received", 0.0) - cookie)
+                rx[k, index] = max(0.0, sock.number("bytes_received", 0.0) - cookies[index])
     # cumulative counters hold their last value once a socket is gone (and are 0 before)
     rx = np.fmax.accumulate(np.nan_to_num(rx, nan=0.0), axis=0)
     data_segs = (

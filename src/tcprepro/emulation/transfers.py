@@ -76,6 +76,8 @@ SINK_GRACE_S = 1.0
 #: virtual time), so waits are cut into pieces of at most 20 ms (20 us late at most);
 #: epoll's timeout is in whole milliseconds, rounded up, which adds up to 1 ms
 MAX_WAIT_S = 0.02
+#: socket option of Linux's maximum pacing rate (asm-generic/socket.h)
+SO_MAX_PACING_RATE = 47
 #: bytes written per send call
 _CHUNK = 1 << 16
 _ZEROS = bytes(_CHUNK)
@@ -109,12 +111,15 @@ def sender_argv(
     *,
     source: tuple[str, int] | None = None,
     send_buffer: int | None = None,
+    pacing_bps: int | None = None,
 ) -> list[str]:
     """Guest command of a sender (``files``: ready, go, out).
 
     ``source`` binds each connection to that address and port (a sized flow's socket,
     which the samplers find by its port); ``send_buffer`` sets SO_SNDBUF before the
-    connection opens (the kernel doubles it, ``socket(7)``).
+    connection opens (the kernel doubles it, ``socket(7)``); ``pacing_bps`` sets
+    SO_MAX_PACING_RATE (bit/s, as iperf's ``--fq-rate``), which turns Linux's internal
+    TCP pacing on.
     """
     argv = [
         sys.executable,
@@ -135,6 +140,8 @@ def sender_argv(
         argv += ["--source", f"{source[0]}:{source[1]}"]
     if send_buffer is not None:
         argv += ["--sndbuf", str(send_buffer)]
+    if pacing_bps is not None:
+        argv += ["--max-pacing", str(pacing_bps)]
     return argv
 
 
@@ -291,6 +298,9 @@ def _open(
         return {"error": f"congestion control {cc!r}: {exc.strerror}"}
     if args.sndbuf is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, args.sndbuf)
+    if args.max_pacing is not None:  # bytes/s, a 32-bit value
+        rate = min(args.max_pacing // 8, 0xFFFFFFFF)
+        sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, rate)
     if args.source is not None:
         address, port = args.source.rsplit(":", 1)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -418,6 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     send.add_argument("--port", type=int, required=True)
     send.add_argument("--source", help="IP:PORT each connection binds to")
     send.add_argument("--sndbuf", type=int, help="SO_SNDBUF of each connection (bytes)")
+    send.add_argument("--max-pacing", type=int, help="SO_MAX_PACING_RATE (bit/s)")
     sink = sub.add_parser("sink", help="accept the transfers and time their last byte")
     sink.add_argument("--bind", required=True)
     sink.add_argument("--port", type=int, required=True)
