@@ -1032,52 +1032,40 @@ def test_generated_transfers_on_the_uml_route_open_on_time_and_last_as_in_ns3(tm
 
 @pytest.mark.slow
 def test_sized_flows_on_the_uml_route_end_at_their_last_byte_as_in_ns3(tmp_path):
-    """D4's smoke cells (one NewReno transfer of 64 KiB or 1 MiB over 1 Gb/s and 8.5 ms,
-    a 32-KiB receive buffer): on the UML route a sized flow is one planned transfer whose
-    sink times its last byte. Each transfer opens, delivers all its bytes and ends; the
-    goodput series adds up to its size; its throughput (volume over the time
-    from the end of the handshake to the last byte, D4's measure) is within 20 % of
-    ns-3's for 1 MiB, where the window limits both stacks, and smaller for 64 KiB than
-    for 1 MiB in both (D4's point: a small transfer ends before it reaches its rate)."""
-    from tcprepro.campaign import load_workflow_config
-    from tcprepro.emulation.runner import EmulationJob
-    from tcprepro.ns3.backend import run_scenario as simulate
+    """D4's cells (X11's smoke tier: one NewReno transfer of 64 KiB or 1 MiB over 1 Gb/s
+    and 8.5 ms, a 32-KiB receive buffer): on the UML route a sized flow is one planned
+    transfer whose sink times its last byte. Each transfer opens, delivers all its bytes
+    and ends; the goodput series adds up to its size; its throughput (volume over the time
+    from the end of the handshake to the last byte, D4's measure and X11's compared
+    utilisation) is within X11's tolerance of ns-3's for 1 MiB, where the window limits
+    both stacks, and smaller for 64 KiB than for 1 MiB in both (D4's point: a small
+    transfer ends before it reaches its rate)."""
     from tcprepro.store import open_dataset
 
-    config = load_workflow_config(ROOT / "workflow/config.yaml")
-    runs = config.runs("D4", "smoke")
-    assert len(runs) == 2
-    for run in runs:
-        _uml_or_skip(run.scenario())
-    jobs = [
-        EmulationJob(run.scenario(), run.rep, tmp_path / f"d4-{i}.nc", run.attrs(), "iperf2")
-        for i, run in enumerate(runs)
-    ]
-    for result in _batch(jobs):
-        assert result.ok, result.error
+    table, shown, emulated = _crosscheck_smoke(tmp_path, "X11")
+    assert len(table) == 2
+    assert (table["fidelity"] == "ok").all(), shown
     rates = {}
-    for i, run in enumerate(runs):
-        emulated = open_dataset(tmp_path / f"d4-{i}.nc").sel(flow="f0")
-        simulated = simulate(run.scenario(), run.rep).sel(flow="f0")
-        size = int(emulated["flow_size_bytes"])
-        summary = json.loads(emulated.attrs["iperf3"])["f0"]["transfers"]
-        print(f"{run.sweep}: {summary}")
+    for i, ds in enumerate(emulated):
+        flow = ds.sel(flow="f0")
+        size = int(flow["flow_size_bytes"])
+        summary = json.loads(ds.attrs["iperf3"])["f0"]["transfers"]
+        print(f"{ds.attrs['sweep']}: {summary}")
         assert summary["planned"] == summary["opened"] == summary["delivered"] == 1
         assert summary["errors"] == 0
-        assert float(emulated["flow_rx_bytes"]) == size
-        end = float(emulated["flow_end_s"])
-        connected = float(emulated["flow_connected_s"])
-        assert float(emulated["flow_start_s"]) <= connected < end
+        assert float(flow["flow_rx_bytes"]) == size
+        end, connected = float(flow["flow_end_s"]), float(flow["flow_connected_s"])
+        assert float(flow["flow_start_s"]) <= connected < end
         # the goodput series carries every byte, from the samples and the sink's count
-        interval = float(emulated["time"][1] - emulated["time"][0])
-        delivered = float(emulated["goodput_bps"].sum()) * interval / 8
-        assert delivered == pytest.approx(size, rel=1e-9)
+        interval = float(ds["time"][1] - ds["time"][0])
+        assert float(flow["goodput_bps"].sum()) * interval / 8 == pytest.approx(size, rel=1e-9)
+        simulated = open_dataset(tmp_path / f"ns3-{i}.nc").sel(flow="f0")
         rates[size] = {
-            name: 8 * size / float(ds["flow_end_s"] - ds["flow_connected_s"]) / 1e6
-            for name, ds in (("linux", emulated), ("ns3", simulated))
+            name: 8 * size / float(d["flow_end_s"] - d["flow_connected_s"]) / 1e6
+            for name, d in (("linux", flow), ("ns3", simulated))
         }
         print(f"{size} bytes: Linux {rates[size]['linux']:.1f} Mb/s, ns-3 {rates[size]['ns3']:.1f}")
     small, large = sorted(rates)
-    assert rates[large]["linux"] == pytest.approx(rates[large]["ns3"], rel=0.2), rates
+    assert bool(table.loc[table["size"] == "1MiB", "util_ok"].iloc[0]), shown
     for stack in ("linux", "ns3"):
         assert rates[small][stack] < rates[large][stack], rates

@@ -65,6 +65,10 @@ def copy_workflow(dest):
     return dest
 
 
+#: the emulated figures, in the order of workflow/config.yaml
+EMULATED = "X1, D1.1, X3, D2.1, X4, X11, X6, X10, X7, X2, X5, X8, X9"
+
+
 # simulations per profile: study A + study D (D1 + D3 + D4; D2 is drawn from D1's runs)
 # + study B (B5.1, B5.10, B5.14, B5.16, B5.20; the other B figures are drawn from their runs)
 # + study C (C1, C3.1, C3.3, C3.4, C3.6; C2, C3.2 and C3.5 draw C3.1's runs)
@@ -98,11 +102,8 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     assert counts["claims"] == 4
     assert counts["paper"] == 1
     assert "emulate_figure" not in counts
-    # the emulated figures (X1-X10; D1.1 and its view D2.1) are skipped together
-    assert (
-        "emulation skipped (figures X1, D1.1, X3, D2.1, X4, X6, X10, X7, X2, X5, X8, X9): excluded "
-        "by the profile" in result.stderr
-    )
+    # the emulated figures (X1-X11; D1.1 and its view D2.1) are skipped together
+    assert f"emulation skipped (figures {EMULATED}): excluded by the profile" in result.stderr
 
 
 def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
@@ -118,17 +119,17 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
     counts = job_counts(result.stdout)
     if not decision.enabled:  # a host that cannot emulate: skipped, with the reason printed
         assert "emulate_figure" not in counts
-        skipped = "emulation skipped (figures X1, D1.1, X3, D2.1, X4, X6, X10, X7, X2, X5, X8, X9)"
+        skipped = f"emulation skipped (figures {EMULATED})"
         assert f"{skipped}: this host cannot" in result.stderr
         return
-    # A, D, B, C, and the ns-3 sides of X1-X10; D1.1 is emulated only (D1 is its ns-3
+    # A, D, B, C, and the ns-3 sides of X1-X11; D1.1 is emulated only (D1 is its ns-3
     # counterpart)
     assert counts["simulate"] == (
-        160 + 100 + 174 + 74 + 18 + 10 + 20 + 16 + 16 + 15 + 2 + 10 + 5 + 4
+        160 + 100 + 174 + 74 + 18 + 10 + 20 + 16 + 16 + 15 + 2 + 10 + 5 + 4 + 10
     )
-    assert counts["emulate_figure"] == 11  # one per figure (X1-X10 and D1.1)
-    assert counts["crosscheck_table"] == 10
-    assert counts["crosscheck_figure"] == 10
+    assert counts["emulate_figure"] == 12  # one per figure (X1-X11 and D1.1)
+    assert counts["crosscheck_table"] == 11
+    assert counts["crosscheck_figure"] == 11
     if decision.parallel:  # virtual time: one UML boot per core, no exclusive slot
         assert "--figure X3 --route uml --jobs 2" in result.stdout
     assert counts["figure"] == 6 + 4 + 20 + 7 + 2  # + D1.1, D2.1

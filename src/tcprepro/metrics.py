@@ -42,6 +42,7 @@ from scipy import stats
 
 __all__ = [
     "conditional_response",
+    "flow_capacity_bps",
     "goodput_bps",
     "jain_index",
     "link_utilisation",
@@ -52,6 +53,7 @@ __all__ = [
     "random_loss_rate",
     "rtt_fairness_ratio",
     "size_bins",
+    "sized_flow_rate_bps",
     "throughput_share",
     "total_utilisation",
     "transfer_table",
@@ -76,7 +78,8 @@ def goodput_bps(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
     return ds["goodput_bps"].where(mask).mean("time").rename("goodput_bps")
 
 
-def _capacity_of_flow(ds: xr.Dataset) -> xr.DataArray:
+def flow_capacity_bps(ds: xr.Dataset) -> xr.DataArray:
+    """Goodput capacity of each flow's bottleneck direction (bit/s)."""
     capacity = xr.zeros_like(ds["flow_start_s"], dtype=float) * np.nan
     for link in ds["link"].values:
         on_link = ds["flow_link"] == link
@@ -86,7 +89,20 @@ def _capacity_of_flow(ds: xr.Dataset) -> xr.DataArray:
 
 def utilisation(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
     """Mean goodput of each flow / goodput capacity of its bottleneck direction (0..1)."""
-    return (goodput_bps(ds, warmup_s) / _capacity_of_flow(ds)).rename("utilisation")
+    return (goodput_bps(ds, warmup_s) / flow_capacity_bps(ds)).rename("utilisation")
+
+
+def sized_flow_rate_bps(ds: xr.Dataset) -> xr.DataArray:
+    """A sized flow's throughput (bit/s; NaN for a bulk flow or one still running).
+
+    Its volume over the time from the end of its handshake to its last byte at the
+    receiver: the measure of study D's figure D4 (a receiver-side tool's report). The
+    mean goodput over a window (:func:`utilisation`) depends on the window's length for
+    such a flow.
+    """
+    elapsed = ds["flow_end_s"] - ds["flow_connected_s"]
+    rate = 8.0 * ds["flow_size_bytes"] / elapsed.where(elapsed > 0)
+    return rate.where(ds["flow_size_bytes"] > 0).rename("sized_flow_rate_bps")
 
 
 def mean_rtt_s(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:

@@ -70,9 +70,23 @@ def _absent_flows(ds: xr.Dataset, keep: list[str]) -> pd.DataFrame | None:
     return frame[frame["absent"]][keep]
 
 
+def _utilisation_pct(ds: xr.Dataset) -> xr.DataArray:
+    """Each flow's utilisation (%).
+
+    A bulk flow's is its mean goodput over the window; a sized flow's is its own
+    throughput (:func:`tcprepro.metrics.sized_flow_rate_bps`, D4's measure) over the
+    goodput capacity, which does not depend on the window's length.
+    """
+    bulk = metrics.utilisation(ds) * 100.0
+    if "flow_size_bytes" not in ds:
+        return bulk
+    sized = metrics.sized_flow_rate_bps(ds) / metrics.flow_capacity_bps(ds) * 100.0
+    return xr.where(ds["flow_size_bytes"] > 0, sized, bulk).rename("utilisation")
+
+
 def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
     ds = _scenario_flows(ds)
-    per_flow = metrics.utilisation(ds) * 100.0
+    per_flow = _utilisation_pct(ds)
     util = per_flow.mean("rep").rename(f"{backend}_util_pct")
     rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep").rename(f"{backend}_rtt_ms")
     dims = json.loads(ds.attrs["sweep_dims"])

@@ -396,7 +396,7 @@ def volume_table(ds: xr.Dataset, flow: str | None = None) -> pd.DataFrame:
         raise ValueError("volume_table needs sized flows (flows.<name>.size)")
     flow_ds = ds.sel(flow=name, drop=True)
     elapsed = flow_ds["flow_end_s"] - flow_ds["flow_connected_s"]
-    rate = 8.0 * flow_ds["flow_size_bytes"] / elapsed
+    rate = metrics.sized_flow_rate_bps(flow_ds)
     frames = [
         _per_cell(elapsed, dims, "elapsed_s"),
         _per_cell(rate, dims, "measured_bps"),
