@@ -1238,3 +1238,46 @@ def test_the_cross_check_caption_names_the_tool_that_sent_the_probe():
     assert _provenance(combined(probe_tool="iperf2")) == now
     assert _provenance(combined(stage_traffic_guest_s=75.0)) == now  # runs before probe_tool
     assert _provenance(combined()) == f"{now} (probe: iperf3 3.12)"  # before iperf 2 probed
+
+
+def test_a_sized_flow_is_compared_by_its_own_throughput_and_a_relative_band_is_drawn_on_log_axes():
+    """X11: a sized flow's compared utilisation is its volume over handshake-to-last-byte
+    (D4's measure) over the goodput capacity, not its mean goodput over the window (which
+    depends on the window's length); a bulk flow beside it keeps its window mean. With a
+    relative bound, the figure's utilisation panel is on log axes and its band is where
+    both bounds hold."""
+    from synthetic import synthetic_run
+    from tcprepro.analysis import crosscheck
+    from tcprepro.figures.crosscheck import crosscheck_scatter
+    from tcprepro.store import combine_runs
+
+    def sized(end_s):  # the download: 1 MB from its handshake (0.1 s) to end_s
+        ds = synthetic_run(
+            attrs={
+                "figure": "X11",
+                "sweep": json.dumps({"size": "1MB"}),
+                "sweep_values": json.dumps({"size": ["1MB"]}),
+            }
+        )
+        ds["flow_size_bytes"] = ("flow", [1_000_000, 0])
+        ds["flow_end_s"] = ("flow", [end_s, np.nan])
+        ds["fidelity_ok"] = ((), 1)
+        return combine_runs([ds])
+
+    ns3, emulated = sized(1.1), sized(1.3)  # 8.0 and 6.67 Mb/s
+    table = crosscheck.compare_figure(
+        ns3, emulated, {"utilisation_pp": 10, "utilisation_rel": 0.2, "rtt_rel": 0.2}
+    ).set_index("flow")
+    assert list(table.index) == ["down", "up"]
+    assert table.loc["down", "ns3_util_pct"] == pytest.approx(100 * 8e6 / 9.6e6)
+    assert table.loc["down", "emu_util_pct"] == pytest.approx(100 * 8e6 / 1.2 / 9.6e6)
+    assert table.loc["down", "util_rel"] == pytest.approx(1 / 1.2 - 1)
+    assert not bool(table.loc["down", "util_ok"])  # -16.7 %: within 20 %, not 10 points
+    assert table.loc["up", "ns3_util_pct"] == pytest.approx(100 * 1e6 / 1.92e6)  # the window
+    fig = crosscheck_scatter(table.reset_index())
+    util = fig.axes[0]
+    assert (util.get_xscale(), util.get_yscale()) == ("log", "log")
+    band = util.collections[-1].get_paths()[0].vertices  # the band: lower then upper edge
+    for x, bound in ((20.0, 24.0), (80.0, 90.0)):  # the relative bound binds, then the points
+        near = band[(np.abs(band[:, 0] / x - 1) < 0.03) & (band[:, 1] > x)][:, 1]
+        assert near.min() == pytest.approx(bound, rel=0.04), x

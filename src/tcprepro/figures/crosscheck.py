@@ -12,6 +12,33 @@ from tcprepro.figures.common import TEXT_WIDTH_IN, Drawn, record
 __all__ = ["crosscheck_scatter"]
 
 
+def _utilisation_band(ax, ran: pd.DataFrame, tol_pp: float, tol_rel: float | None) -> None:
+    """The diagonal and the tolerance band of the utilisation panel.
+
+    Without a relative bound: linear axes 0-110 % and the band of ``tol_pp`` points.
+    With one (X3, X4, X11: window- or loss-limited flows using a few percent of the
+    link), log axes from the smallest utilisation, and the band where both bounds hold
+    (``tol_pp`` points and ``tol_rel`` of the ns-3 value), the region a cell must lie in.
+    """
+    ax.set(xlabel="ns-3 utilisation (%)", ylabel="emulation utilisation (%)")
+    if tol_rel is None:
+        grid = np.linspace(0, 110, 2)
+        ax.plot(grid, grid, color="0.4", lw=0.8)
+        ax.fill_between(grid, grid - tol_pp, grid + tol_pp, color="0.85", zorder=0)
+        ax.set(xlim=(0, 110), ylim=(0, 110), title=f"utilisation, band ±{tol_pp:g} pp")
+        return
+    values = ran[["ns3_util_pct", "emu_util_pct"]].to_numpy(dtype=float)
+    positive = values[np.isfinite(values) & (values > 0)]
+    low = min(1.0, float(positive.min()) / 1.5) if positive.size else 1.0
+    grid = np.geomspace(low, 110, 200)
+    lower = np.maximum(grid - tol_pp, grid * (1 - tol_rel))
+    upper = np.minimum(grid + tol_pp, grid * (1 + tol_rel))
+    ax.plot(grid, grid, color="0.4", lw=0.8)
+    ax.fill_between(grid, lower, upper, color="0.85", zorder=0)
+    ax.set(xscale="log", yscale="log", xlim=(low, 110), ylim=(low, 110))
+    ax.set(title=f"utilisation, band ±{tol_pp:g} pp and ±{tol_rel:.0%}")
+
+
 def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     """Simulation vs emulation: ns-3 (x) against Mininet (y), utilisation and mean RTT.
 
@@ -42,11 +69,7 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
                 label += " (flagged)" if flagged else ""
                 ax_util.scatter(part["ns3_util_pct"], part["emu_util_pct"], label=label, **style)
                 ax_rtt.scatter(part["ns3_rtt_ms"], part["emu_rtt_ms"], label=label, **style)
-    grid = np.linspace(0, 110, 2)
-    ax_util.plot(grid, grid, color="0.4", lw=0.8)
-    ax_util.fill_between(grid, grid - tol_pp, grid + tol_pp, color="0.85", zorder=0)
-    ax_util.set(xlim=(0, 110), ylim=(0, 110), xlabel="ns-3 utilisation (%)")
-    ax_util.set(ylabel="emulation utilisation (%)", title=f"utilisation, band ±{tol_pp:g} pp")
+    _utilisation_band(ax_util, ran, tol_pp, table.attrs.get("utilisation_rel"))
     finite = ran[["ns3_rtt_ms", "emu_rtt_ms"]].to_numpy(dtype=float)
     top = float(np.nanmax(finite)) * 1.15 if np.isfinite(finite).any() else 1.0
     line = np.linspace(0, top, 2)
