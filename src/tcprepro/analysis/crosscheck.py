@@ -256,8 +256,17 @@ def write_csv(table: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     return _atomic(path, table.to_csv(index=False, float_format="%.4g"))
 
 
-def _fmt(value: float, spec: str) -> str:
-    return "--" if value is None or not np.isfinite(value) else format(value, spec)
+#: a percent sign in LaTeX
+_PERCENT = "\\%"
+
+
+def _fmt(value: float, spec: str, unit: str = "") -> str:
+    return "--" if value is None or not np.isfinite(value) else format(value, spec) + unit
+
+
+def _fmt_ms(value: float) -> str:
+    """An RTT in ms, to about three significant digits (8.50, 26.8, 277)."""
+    return _fmt(value, ".0f" if abs(value) >= 100 else ".1f" if abs(value) >= 10 else ".2f")
 
 
 def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) -> Path:
@@ -270,6 +279,7 @@ def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) ->
         rf" and $\pm${tol_rel * 100:g}\% of the ns-3 value" if tol_rel is not None else ""
     )
     head = " & ".join(tex(d) for d in dims)
+    rel_head = r" (\%)" if tol_rel is not None else ""
     lines = [
         r"\begingroup\small",
         r"\begin{longtable}{@{}" + "l" * len(dims) + "rrrrrrl@{}}",
@@ -281,7 +291,8 @@ def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) ->
         rf"gate, {counts['not_run']} not run (variant not offered by the kernel). "
         rf"Emulation: {tex(table.attrs.get('provenance', ''))}.}}"
         rf"\label{{tab:crosscheck-{figure}}}\\",
-        rf"\toprule {head} & ns-3 & emu. & $\Delta$ pp & RTT ns-3 & RTT emu. & $\Delta$ RTT & "
+        rf"\toprule {head} & ns-3 & emu. & $\Delta$ pp{rel_head} & RTT ns-3 & RTT emu. & "
+        r"$\Delta$ RTT & "
         r"gate \\ \midrule",
         r"\endhead",
     ]
@@ -293,10 +304,13 @@ def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) ->
         mark_r = r"$^\ast$" if outside and row["rtt_ok"] is not np.nan and not row["rtt_ok"] else ""
         cells = " & ".join(tex(str(row[d])) for d in dims)
         util = f"{_fmt(row['ns3_util_pct'], '.1f')} & {_fmt(row['emu_util_pct'], '.1f')}"
-        rtt = f"{_fmt(row['ns3_rtt_ms'], '.0f')} & {_fmt(row['emu_rtt_ms'], '.0f')}"
+        rtt = f"{_fmt_ms(row['ns3_rtt_ms'])} & {_fmt_ms(row['emu_rtt_ms'])}"
+        diff = _fmt(row["diff_pp"], "+.1f")
+        if tol_rel is not None and np.isfinite(row["util_rel"]):  # the bound that may bind
+            diff += f" ({_fmt(row['util_rel'] * 100, '+.0f', unit=_PERCENT)})"
         lines.append(
-            f"{cells} & {util} & {_fmt(row['diff_pp'], '+.1f')}{mark_u} & {rtt} & "
-            f"{_fmt(row['rtt_diff_rel'] * 100, '+.0f')}\\%{mark_r} & "
+            f"{cells} & {util} & {diff}{mark_u} & {rtt} & "
+            f"{_fmt(row['rtt_diff_rel'] * 100, '+.0f', unit=_PERCENT)}{mark_r} & "
             rf"{tex(row['fidelity'])} \\"
         )
     lines += [
