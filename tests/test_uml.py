@@ -1049,7 +1049,9 @@ def test_sized_flows_on_the_uml_route_end_at_their_last_byte_as_in_ns3(tmp_path)
     for i, ds in enumerate(emulated):
         flow = ds.sel(flow="f0")
         size = int(flow["flow_size_bytes"])
-        summary = json.loads(ds.attrs["iperf3"])["f0"]["transfers"]
+        carried = json.loads(ds.attrs["iperf3"])["f0"]
+        assert carried["recv_buffer_requested_bytes"] == 32 * 1024  # the sink's SO_RCVBUF
+        summary = carried["transfers"]
         print(f"{ds.attrs['sweep']}: {summary}")
         assert summary["planned"] == summary["opened"] == summary["delivered"] == 1
         assert summary["errors"] == 0

@@ -523,7 +523,12 @@ def _dataset(
     connected_s = flow_facts["connected_k"] * interval
     for i, (sent, received) in sized.items():
         flow = plan.flows[i]
-        iperf3[flow.name] = {"transfers": transfers.summary([flow], sent, received)}
+        send_buffer, recv_buffer = iperf.requested_buffers(scenario.tcp, "iperf2")
+        iperf3[flow.name] = {  # what carried it: the transfer programs, with both buffers
+            "transfers": transfers.summary([flow], sent, received),
+            "send_buffer_requested_bytes": send_buffer,
+            "recv_buffer_requested_bytes": recv_buffer,
+        }
         opened = sent.get("transfers", {}).get("0", {})
         arrived = received.get("transfers", {}).get("0", {})
         connected_s[i] = opened.get("connected_s", math.nan)
