@@ -211,31 +211,15 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
     # sender on the source, both waiting for the same go file as the samplers
     generators = {}
     for index, name in enumerate(background.check_generators(scenario)):
-        files = {
-            role: {
-                "ready": workdir / f"ready-{role}-{name}",
-                "go": go,
-                "out": workdir / f"background-{role}-{name}.json",
-            }
-            for role in ("sink", "send")
-        }
+        files = _pair_files(workdir, go, "background", name)
         commands = _generator_commands(emu, rep, name, index, files)
-        for role, (node, argv) in commands.items():
-            log = workdir / f"background-{role}-{name}.log"
-            generators[f"{role}-{name}"] = (emu.popen(node, argv, log), files[role]["ready"], log)
+        for role, started in _start_pair(emu, "background", name, commands, files).items():
+            generators[f"{role}-{name}"] = started
     for index in sized:
-        files = {
-            role: {
-                "ready": workdir / f"ready-sized-{role}-{index}",
-                "go": go,
-                "out": workdir / f"sized-{role}-{index}.json",
-            }
-            for role in ("sink", "send")
-        }
-        for role, (node, argv) in _sized_flow_commands(emu, index, files).items():
-            log = workdir / f"sized-{role}-{index}.log"
-            key = f"{role} of flow {emu.plan.flows[index].name}"
-            generators[key] = (emu.popen(node, argv, log), files[role]["ready"], log)
+        files = _pair_files(workdir, go, "sized", index)
+        commands = _sized_flow_commands(emu, index, files)
+        for role, started in _start_pair(emu, "sized", index, commands, files).items():
+            generators[f"{role} of flow {emu.plan.flows[index].name}"] = started
     waiting = {
         **{
             f"sampler in {node}": (proc, workdir / f"ready-{node}", workdir / f"sampler-{node}.log")
@@ -282,7 +266,7 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
             proc.wait(timeout=30.0 + background.SINK_GRACE_S)
         except subprocess.TimeoutExpired as exc:
             raise RuntimeError(f"the background {key} did not finish") from exc
-    reports = {index: _sized_reports(workdir, index) for index in sized}
+    reports = {index: _reports(workdir, "sized", index) for index in sized}
     for index, (sent, _) in reports.items():
         opened = sent.get("transfers", {}).get("0", {}).get("opened_s")
         if opened is not None:
@@ -328,13 +312,37 @@ def _sized_flow_commands(
     return {"sink": (flow.dst, sink), "send": (flow.src, sender)}
 
 
-def _sized_reports(workdir: Path, index: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The sender's and the sink's reports of sized flow ``index`` (empty if absent)."""
-    out = []
-    for role in ("send", "sink"):
-        path = workdir / f"sized-{role}-{index}.json"
-        out.append(json.loads(path.read_text()) if path.exists() else {})
-    return out[0], out[1]
+def _pair_files(workdir: Path, go: Path, prefix: str, key: object) -> dict[str, dict[str, Path]]:
+    """The start files (ready, go, out) of a sink and a sender.
+
+    A generator's pair or a sized flow's, named ``<prefix>-<role>-<key>``.
+    """
+    return {
+        role: {
+            "ready": workdir / f"ready-{prefix}-{role}-{key}",
+            "go": go,
+            "out": workdir / f"{prefix}-{role}-{key}.json",
+        }
+        for role in ("sink", "send")
+    }
+
+
+def _start_pair(
+    emu: Emulation,
+    prefix: str,
+    key: object,
+    commands: dict[str, tuple[str, list[str]]],
+    files: dict[str, dict[str, Path]],
+) -> dict[str, tuple[subprocess.Popen, Path, Path]]:
+    """Start a sink and a sender (``commands``, the sink first).
+
+    Returns each role's process, ready file and log.
+    """
+    started = {}
+    for role, (node, argv) in commands.items():
+        log = emu.workdir / f"{prefix}-{role}-{key}.log"
+        started[role] = (emu.popen(node, argv, log), files[role]["ready"], log)
+    return started
 
 
 def _generator_commands(
@@ -367,10 +375,10 @@ def _generator_commands(
     }
 
 
-def _reports(workdir: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The sender's and the sink's reports of generator ``name``."""
+def _reports(workdir: Path, prefix: str, key: object) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sender's and the sink's reports of a pair (:func:`_pair_files`)."""
     sent, received = (
-        json.loads((workdir / f"background-{role}-{name}.json").read_text())
+        json.loads((workdir / f"{prefix}-{role}-{key}.json").read_text())
         for role in ("send", "sink")
     )
     return sent, received
@@ -379,7 +387,7 @@ def _reports(workdir: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def _background_summary(scenario: Scenario, workdir: Path) -> dict[str, dict[str, Any]]:
     """Each packet generator's counts and measured loads (sender's and sink's reports)."""
     return {
-        name: background.summary(scenario, name, *_reports(workdir, name))
+        name: background.summary(scenario, name, *_reports(workdir, "background", name))
         for name in background.packet_generators(scenario)
     }
 
@@ -396,7 +404,7 @@ def _transfer_info(
     summaries = {}
     for name in background.transfer_generators(scenario):
         planned = expand_transfers(scenario, name, rep)
-        reports = _reports(workdir, name)
+        reports = _reports(workdir, "background", name)
         for key, column in transfers.transfer_info(planned, *reports).items():
             values.setdefault(key, []).extend(column)
         summaries[name] = transfers.summary(planned, *reports)
@@ -521,9 +529,9 @@ def _dataset(
         iperf3[name] = {**iperf3[name], **{k: v for k, v in summary.items() if v is not None}}
     end_s = np.full(len(plan.flows), np.nan)
     connected_s = flow_facts["connected_k"] * interval
+    send_buffer, recv_buffer = iperf.requested_buffers(scenario.tcp, "iperf2")
     for i, (sent, received) in sized.items():
         flow = plan.flows[i]
-        send_buffer, recv_buffer = iperf.requested_buffers(scenario.tcp, "iperf2")
         iperf3[flow.name] = {  # what carried it: the transfer programs, with both buffers
             "transfers": transfers.summary([flow], sent, received),
             "send_buffer_requested_bytes": send_buffer,
