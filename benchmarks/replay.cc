@@ -132,6 +132,10 @@ main(int argc, char** argv)
             {
                 s.max_ssthresh_pkts = static_cast<uint32_t>(std::stoul(f[15]));
             }
+            if (f.size() > 16)
+            {
+                s.max_pacing_bps = std::stod(f[16]);
+            }
             sim.AddFlow(s);
         }
         else if (f[0] == "build")

@@ -157,12 +157,18 @@ def test_registry_twins_are_validated(tmp_path):
         load("{figure: X3, as: D1, reason: r, tier: smoke}")
 
 
+def claims_absent(claim_id):
+    return next(c for c in load_registry() if c.id == claim_id).emulated["absent"]
+
+
 def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert config.twins("D") == {"X3": "D1", "X4": "D3"}
     assert config.twins("C") == {"X7": "C1", "X2": "C3.1", "X5": "C3.6"}  # C-c1, C-c3, C-c4
-    # B-c10 on X10; B-c5 and B-c6 state why X6 cannot judge them
-    assert config.twins("B") == {"X10": "B5.20"}
+    # B-c7 on X13 (its B = 200 and 625 cells stated absent), B-c10 on X10; B-c5 and B-c6
+    # state why X6 cannot judge them
+    assert config.twins("B") == {"X13": "B5.14", "X10": "B5.20"}
+    assert claims_absent("B-c7") == {"buffer": [200, 625]}
     claims = {c.id: c for c in load_registry()}
     assert claims["C-c3"].twin == ("X2", "C3.1")
     assert claims["C-c4"].twin == ("X5", "C3.6")

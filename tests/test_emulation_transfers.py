@@ -29,7 +29,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def run_pair(tmp_path: Path, planned, congestion_control: str, until_s: float):
+def run_pair(tmp_path: Path, planned, congestion_control: str, until_s: float, pacing_bps=None):
     """Start the sink and the sender, give them the go, return both reports."""
     plan = tmp_path / "plan.json"
     transfers.write_plan(plan, planned, congestion_control)
@@ -41,7 +41,9 @@ def run_pair(tmp_path: Path, planned, congestion_control: str, until_s: float):
     }
     commands = {
         "sink": transfers.sink_argv("127.0.0.1", port, until_s, files["sink"]),
-        "send": transfers.sender_argv(plan, "127.0.0.1", port, until_s, files["send"]),
+        "send": transfers.sender_argv(
+            plan, "127.0.0.1", port, until_s, files["send"], pacing_bps=pacing_bps
+        ),
     }
     procs = {role: subprocess.Popen(argv, cwd=ROOT) for role, argv in commands.items()}
     deadline = time.monotonic() + 60
@@ -93,6 +95,40 @@ def test_a_transfer_still_running_at_the_end_is_censored(tmp_path):
     assert info["transfer_end_s"][0] < 1.0
     assert math.isnan(info["transfer_end_s"][1])
     assert 0 < info["transfer_rx_bytes"][1] < plan[1].size_bytes
+
+
+def test_a_last_byte_read_after_the_run_end_is_censored_as_in_ns3():
+    """The sink reads on for SINK_GRACE_S after the run's end; ns-3 stops there, so a
+    last byte read in that second is not an end (nor a delivery)."""
+    plan = planned([(0.1, 1000), (0.5, 1000)])
+    sent = {"transfers": {"0": {"opened_s": 0.1}, "1": {"opened_s": 0.5}}}
+    received = {
+        "transfers": {"0": {"rx_bytes": 1000, "end_s": 0.9}, "1": {"rx_bytes": 1000, "end_s": 1.4}}
+    }
+    info = transfers.transfer_info(plan, sent, received, until_s=1.0)
+    assert info["transfer_end_s"][0] == 0.9
+    assert math.isnan(info["transfer_end_s"][1])
+    assert transfers.summary(plan, sent, received, until_s=1.0)["delivered"] == 1
+    assert transfers.summary(plan, sent, received)["delivered"] == 2
+
+
+def test_a_paced_sender_sends_each_transfer_at_most_at_its_rate(tmp_path):
+    """pacing_bps (a generator's max_rate) sets SO_MAX_PACING_RATE on every connection.
+
+    Linux paces a connection from its 11th segment on (tcp_update_skb_after_send); on
+    loopback a segment is up to 64 kB, so of a 2-MB transfer about 655 kB go unpaced
+    and the rest, about 1.35 MB, at 8 Mb/s takes about 1.35 s. Unpaced, loopback
+    carries it in milliseconds.
+    """
+    plan = planned([(0.05, 2_000_000), (0.1, 2_000_000)])
+    sent, received = run_pair(tmp_path, plan, "reno", until_s=4.0, pacing_bps=8_000_000)
+    info = transfers.transfer_info(plan, sent, received)
+    for connected, end in zip(info["transfer_connected_s"], info["transfer_end_s"], strict=True):
+        assert 1.0 < end - connected < 2.5, (connected, end)
+    sent, received = run_pair(tmp_path, plan, "reno", until_s=1.0)
+    info = transfers.transfer_info(plan, sent, received)
+    for connected, end in zip(info["transfer_connected_s"], info["transfer_end_s"], strict=True):
+        assert end - connected < 0.3, (connected, end)
 
 
 def test_a_congestion_control_the_kernel_lacks_is_reported_by_name(tmp_path):

@@ -208,6 +208,33 @@ def test_generated_transfers_are_recorded_and_censored_at_the_end():
     assert total == pytest.approx(float(ds["transfer_rx_bytes"].sum()), rel=1e-9)
 
 
+def test_a_generator_max_rate_paces_each_transfer_after_its_initial_window():
+    """traffic.<name>.max_rate (X12's stand-in for B5.1's 1 Mb/s access links): each
+    transfer's payload leaves at most at that rate once its initial window is out."""
+    overrides = [
+        "duration=20s",
+        "warmup=0s",
+        "flows={}",
+        "traffic={web: {kind: poisson_transfers, direction: down, variant: NewReno, "
+        "arrival_rate: 0.5/s, size: {law: fixed, size: 150kB}}}",
+    ]
+    free = run(ACCESS, overrides)
+    paced = run(ACCESS, [*overrides, "traffic.web.max_rate=1Mbps"])
+    assert paced.attrs["config"] != free.attrs["config"]
+    for ds in (free, paced):
+        assert np.isfinite(ds["transfer_end_s"].values).sum() >= 5
+    elapsed = {
+        name: ds["transfer_end_s"].values - ds["transfer_connected_s"].values
+        for name, ds in (("free", free), ("paced", paced))
+    }
+    done = np.isfinite(elapsed["paced"])
+    # 150 kB at 1 Mb/s is 1.2 s; the unpaced initial window (4 of the ~104 segments),
+    # the last segment's own time and 42 ms of propagation keep it within 0.1 s of that
+    assert (np.abs(elapsed["paced"][done] - 1.2) < 0.1).all(), elapsed["paced"]
+    # unpaced, slow start over 10 Mb/s and an 84-ms RTT takes well under a second
+    assert (elapsed["free"][np.isfinite(elapsed["free"])] < 0.9).all(), elapsed["free"]
+
+
 def test_a_transfer_alone_takes_the_handshake_plus_serialisation_plus_propagation():
     # 10 segments = the initial window: SYN (42 ms), SYN-ACK (52 ms), then 10 x 1502-byte
     # frames at 10 Mb/s and 42 ms of propagation

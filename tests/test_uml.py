@@ -744,6 +744,38 @@ def test_c31_smoke_cell_agrees_with_ns3_on_the_uml_route(tmp_path):
 
 
 @pytest.mark.slow
+def test_b51_smoke_cell_with_its_paced_transfer_background_agrees_with_ns3_on_uml(tmp_path):
+    """B5.1's cell (X12's smoke tier: one Reno flow against TCP transfers at rho_b = 0.5,
+    FIFO, B = 20, 10 s) in ns-3 and in UML: the flow's utilisation and mean RTT within
+    X12's tolerance; the guest opens every planned transfer at its arrival, and no transfer
+    longer than its unpaced start outruns the 1 Mb/s each is paced at (B5.1's access rate,
+    traffic.bg.max_rate) in either stack."""
+    from tcprepro.store import open_dataset
+
+    table, shown, (emulated,) = _crosscheck_smoke(tmp_path, "X12")
+    assert set(table["flow"]) == {"reno0"}  # the background's transfers are not compared
+    assert (table["fidelity"] == "ok").all(), shown
+    assert table["util_ok"].all(), shown
+    assert table["rtt_ok"].all(), shown
+    simulated = open_dataset(tmp_path / "ns3-0.nc")
+    bg = json.loads(emulated.attrs["transfers"])["bg"]
+    print(f"background transfers: {bg}")
+    assert bg["planned"] == bg["opened"] == simulated.sizes["transfer"] > 50
+    assert bg["errors"] == 0
+    assert bg["max_late_s"] < 0.005
+    assert np.array_equal(emulated["transfer_start_s"].values, simulated["transfer_start_s"].values)
+    for name, ds in (("ns-3", simulated), ("Linux", emulated)):
+        sizes = ds["transfer_size_bytes"].values
+        elapsed = ds["transfer_end_s"].values - ds["transfer_connected_s"].values
+        # more than 20 segments: past Linux's 10 unpaced segments (ns-3's 4) by far
+        paced = np.isfinite(elapsed) & (sizes > 20 * 948)
+        rates = sizes[paced] * 8 / elapsed[paced]
+        print(f"{name}: {paced.sum()} paced transfers ended, median {np.median(rates):.0f} b/s")
+        assert paced.sum() > 20
+        assert rates.max() <= 1e6 * 1.01, (name, rates.max())
+
+
+@pytest.mark.slow
 def test_b510_smoke_cell_with_sfq_and_the_poisson_background_agrees_with_ns3_on_uml(tmp_path):
     """B5.10's cell (X6's smoke tier: one Reno flow against the Poisson UDP background at
     rho_b = 0.5, B = 20, 10 s) on ns-3's PFQ/LQD and on Linux's sfq in UML: the flow's
@@ -768,6 +800,21 @@ def test_b510_smoke_cell_with_sfq_and_the_poisson_background_agrees_with_ns3_on_
     assert float(ds["background_received_load"]) == pytest.approx(rho_b, rel=0.05)
     assert bool(total["util_ok"]), shown
     assert table[table["flow"] != "total"]["rtt_ok"].all(), shown
+
+
+@pytest.mark.slow
+def test_b514_smoke_cell_runs_linux_westwood_on_sfq_within_tolerance_of_ns3(tmp_path):
+    """B5.14's cell (X13's smoke tier: one Westwood+ flow against the Poisson UDP
+    background at rho_b = 0.5, C = 50 Mb/s, B = 20, 10 s) with ns-3's TcpWestwoodPlus on
+    PFQ/LQD and Linux's tcp_westwood on sfq in UML: the flow's utilisation and mean RTT
+    within X13's tolerance, Linux's congestion control the one asked for."""
+    table, shown, (ds,) = _crosscheck_smoke(tmp_path, "X13")
+    assert list(table["flow"]) == ["bn0"]
+    assert (table["fidelity"] == "ok").all(), shown
+    assert table["util_ok"].all(), shown
+    assert table["rtt_ok"].all(), shown
+    assert str(ds["flow_cc_type"].sel(flow="bn0").item()) == "linux:westwood"
+    assert "sfq" in json.loads(ds.attrs["qdiscs"])["bottleneck"]
 
 
 @pytest.mark.slow

@@ -30,6 +30,7 @@ from pydantic import (
     Field,
     PlainSerializer,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -402,6 +403,21 @@ class TransferGenerator(_Endpoints):
     size: SizeLaw
     start: Duration = Field(default=0.0, ge=0, description="first possible arrival (s)")
     stop: Duration | None = Field(default=None, gt=0, description="last arrival (default: end)")
+    max_rate: Rate | None = Field(
+        default=None,
+        gt=0,
+        description="each transfer's sending socket paced at most at this rate (bit/s of "
+        "payload; ns-3 from the end of the initial window, Linux from the 11th segment)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_rate(self, handler: Any) -> dict[str, Any]:
+        # a generator without max_rate serialises as before the field existed, so the
+        # resolved scenarios, cache keys and provenance of existing runs do not change
+        data = handler(self)
+        if data.get("max_rate") is None:
+            data.pop("max_rate", None)
+        return data
 
 
 class PacketGenerator(_Endpoints):

@@ -109,6 +109,7 @@ class PlannedGenerator:
     start_s: float
     transfers: tuple[PlannedTransfer, ...] = ()
     packet_sources: tuple[PlannedPacketSource, ...] = ()
+    max_rate_bps: float | None = None  # each transfer's socket paced at most at this rate
 
 
 @dataclass(frozen=True)
@@ -315,6 +316,7 @@ def build_plan(scenario: Scenario, rep: int) -> NetworkPlan:
                     kind="transfers",
                     variant=gen.variant,
                     transfers=tuple(expand_transfers(scenario, name, rep)),
+                    max_rate_bps=gen.max_rate,
                     **common,
                 )
             )

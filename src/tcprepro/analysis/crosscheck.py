@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -261,7 +262,12 @@ _PERCENT = "\\%"
 
 
 def _fmt(value: float, spec: str, unit: str = "") -> str:
-    return "--" if value is None or not np.isfinite(value) else format(value, spec) + unit
+    if value is None or not np.isfinite(value):
+        return "--"
+    digits = re.search(r"\.(\d+)f", spec)
+    if digits and round(value, int(digits.group(1))) == 0:
+        value = 0.0  # -0.3 % shows as "+0%", not "-0%"
+    return format(value, spec) + unit
 
 
 def _fmt_ms(value: float) -> str:

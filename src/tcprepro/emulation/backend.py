@@ -362,9 +362,11 @@ def _generator_commands(
         transfers.write_plan(plan, expand_transfers(scenario, name, rep), cc)
         port = transfers.SINK_BASE_PORT + index
         until = scenario.duration
+        pacing = None if gen.max_rate is None else int(gen.max_rate)
+        sender = transfers.sender_argv(plan, dst_ip, port, until, files["send"], pacing_bps=pacing)
         return {
             "sink": (dst, transfers.sink_argv(dst_ip, port, until, files["sink"])),
-            "send": (src, transfers.sender_argv(plan, dst_ip, port, until, files["send"])),
+            "send": (src, sender),
         }
     return {
         "sink": (dst, background.sink_argv(scenario, index, dst_ip, files["sink"])),
@@ -405,9 +407,10 @@ def _transfer_info(
     for name in background.transfer_generators(scenario):
         planned = expand_transfers(scenario, name, rep)
         reports = _reports(workdir, "background", name)
-        for key, column in transfers.transfer_info(planned, *reports).items():
+        until = scenario.duration
+        for key, column in transfers.transfer_info(planned, *reports, until).items():
             values.setdefault(key, []).extend(column)
-        summaries[name] = transfers.summary(planned, *reports)
+        summaries[name] = transfers.summary(planned, *reports, until)
     return values, summaries
 
 
@@ -533,14 +536,14 @@ def _dataset(
     for i, (sent, received) in sized.items():
         flow = plan.flows[i]
         iperf3[flow.name] = {  # what carried it: the transfer programs, with both buffers
-            "transfers": transfers.summary([flow], sent, received),
+            "transfers": transfers.summary([flow], sent, received, scenario.duration),
             "send_buffer_requested_bytes": send_buffer,
             "recv_buffer_requested_bytes": recv_buffer,
         }
         opened = sent.get("transfers", {}).get("0", {})
         arrived = received.get("transfers", {}).get("0", {})
         connected_s[i] = opened.get("connected_s", math.nan)
-        end_s[i] = arrived.get("end_s", math.nan)
+        end_s[i] = transfers.end_within(arrived, scenario.duration)
         if math.isfinite(end_s[i]):  # the sink's count stands from the last byte on
             after = np.arange(count + 1) * interval >= end_s[i]
             column = flow_series["rx_bytes"][:, i]

@@ -103,7 +103,9 @@ def check_generators(scenario: Scenario) -> list[str]:
         if len(groups.get(src, [src])) > 1:
             raise ConfigError(
                 f"traffic.{name}.src: {src} is a group of {len(groups[src])} hosts; the "
-                "emulation sends a generator's traffic from one host"
+                "emulation sends a generator's traffic from one host (X12 stands in one "
+                "host whose transfers are each paced at the access rate, traffic.<name>."
+                "max_rate, for B5.1's group of access links)"
             )
         names.append(name)
     return names

@@ -56,6 +56,7 @@ from tcprepro.emulation.sampler import (
 __all__ = [
     "HEADER",
     "SINK_BASE_PORT",
+    "end_within",
     "main",
     "read_plan",
     "sender_argv",
@@ -177,13 +178,18 @@ def sink_argv(
 
 
 def transfer_info(
-    transfers: Sequence[Any], sent: dict[str, Any], received: dict[str, Any]
+    transfers: Sequence[Any],
+    sent: dict[str, Any],
+    received: dict[str, Any],
+    until_s: float = math.inf,
 ) -> dict[str, list[Any]]:
     """The dataset's ``transfer_*`` values of one generator, in the plan's order.
 
-    ``transfer_end_s`` is NaN for a transfer still running at the end (censored), as
-    in ns-3; the per-transfer packet counts are NaN (Linux does not give them per
-    connection once it is closed).
+    ``transfer_end_s`` is NaN for a transfer still running at the run's end
+    ``until_s`` (censored), as in ns-3, whose simulation stops there: the sink reads on
+    for :data:`SINK_GRACE_S` after it, and a last byte read then is not an end. The
+    per-transfer packet counts are NaN (Linux does not give them per connection once
+    it is closed).
     """
     opened = sent.get("transfers", {})
     arrived = received.get("transfers", {})
@@ -211,19 +217,25 @@ def transfer_info(
         out["transfer_start_s"].append(float(planned.start_s))
         out["transfer_size_bytes"].append(int(planned.size_bytes))
         out["transfer_connected_s"].append(_seconds(mine.get("connected_s")))
-        out["transfer_end_s"].append(_seconds(got.get("end_s")))
+        out["transfer_end_s"].append(end_within(got, until_s))
         out["transfer_rx_bytes"].append(float(got.get("rx_bytes", 0)))
         out["transfer_tx_data_pkts"].append(math.nan)
         out["transfer_lost_data_pkts"].append(math.nan)
     return out
 
 
-def summary(transfers: Sequence[Any], sent: dict[str, Any], received: dict[str, Any]) -> dict:
+def summary(
+    transfers: Sequence[Any],
+    sent: dict[str, Any],
+    received: dict[str, Any],
+    until_s: float = math.inf,
+) -> dict:
     """What the dataset's ``transfers`` attribute records of one generator's run.
 
     Transfers planned, opened (before the run's end), refused or failed (``errors``,
-    with the first message), delivered whole, and how late the latest opening was after
-    its planned arrival (``max_late_s``: the sender's timing, the fidelity of the plan).
+    with the first message), delivered whole by the run's end ``until_s``, and how late
+    the latest opening was after its planned arrival (``max_late_s``: the sender's
+    timing, the fidelity of the plan).
     """
     opened = sent.get("transfers", {})
     late = [entry["opened_s"] - transfers[int(i)].start_s for i, entry in opened.items()]
@@ -234,13 +246,21 @@ def summary(transfers: Sequence[Any], sent: dict[str, Any], received: dict[str, 
         "opened": len(opened),
         "errors": len(errors),
         "first_error": errors[0] if errors else "",
-        "delivered": sum(1 for entry in delivered.values() if "end_s" in entry),
+        "delivered": sum(
+            1 for entry in delivered.values() if math.isfinite(end_within(entry, until_s))
+        ),
         "max_late_s": round(max(late), 6) if late else math.nan,
     }
 
 
 def _seconds(value: Any) -> float:
     return math.nan if value is None else float(value)
+
+
+def end_within(entry: dict[str, Any], until_s: float) -> float:
+    """A sink's ``end_s`` for one transfer, NaN when absent or after ``until_s``."""
+    end = _seconds(entry.get("end_s"))
+    return end if end <= until_s else math.nan
 
 
 # ---------------------------------------------------------------------------

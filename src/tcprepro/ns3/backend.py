@@ -248,6 +248,7 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
         size_bytes: int,
         pacing: bool = False,
         group: int = -1,
+        max_pacing_bps: float = 0.0,
     ) -> None:
         spec = lib.FlowSpec()
         spec.name = name
@@ -258,6 +259,7 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
         spec.start_s = start_s
         spec.bytes = size_bytes
         spec.pacing = pacing
+        spec.max_pacing_bps = max_pacing_bps
         spec.group = group
         spec.max_ssthresh_pkts = scenario.tcp.max_ssthresh_pkts or 0
         sim.AddFlow(spec)
@@ -277,6 +279,7 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
                 transfer.start_s,
                 transfer.size_bytes,
                 group=group,
+                max_pacing_bps=generator.max_rate_bps or 0.0,
             )
         for source in generator.packet_sources:
             spec = lib.FlowSpec()
@@ -324,6 +327,7 @@ class CallRecorder:
         "packet_bytes",
         "stop_s",
         "max_ssthresh_pkts",
+        "max_pacing_bps",
     )
 
     def __init__(self) -> None:
@@ -363,6 +367,7 @@ class CallRecorder:
             packet_bytes=0,
             stop_s=0.0,
             max_ssthresh_pkts=0,
+            max_pacing_bps=0.0,
         )
 
     def _line(self, *fields: object) -> None:

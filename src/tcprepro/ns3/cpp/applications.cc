@@ -27,6 +27,17 @@ namespace
 constexpr uint16_t kSinkPort = 9;
 constexpr uint16_t kUdpSinkPort = 10;
 
+/// The congestion state of a TCP socket, which ns-3 keeps protected: a flow's maximum
+/// pacing rate is a per-socket setting (Linux's SO_MAX_PACING_RATE), while the
+/// TcpSocketState attribute can only be set for every socket at once.
+struct SocketStateOf : TcpSocketBase
+{
+    static Ptr<TcpSocketState> Get(TcpSocketBase& socket)
+    {
+        return socket.*(&SocketStateOf::m_tcb);
+    }
+};
+
 } // namespace
 
 // ----------------------------------------------------------------------------
@@ -66,6 +77,16 @@ FlowSender::StartApplication()
     tcp->SetCongestionControlAlgorithm(ops);
     if (flow.spec.pacing)
     {
+        tcp->SetPacingStatus(true);
+    }
+    if (flow.spec.max_pacing_bps > 0)
+    {
+        // every segment after the initial window at most at this rate (Linux, with
+        // SO_MAX_PACING_RATE, paces a connection from its 11th segment on)
+        DataRate cap(static_cast<uint64_t>(flow.spec.max_pacing_bps));
+        Ptr<TcpSocketState> state = SocketStateOf::Get(*tcp);
+        state->m_maxPacingRate = cap;
+        state->m_pacingRate = cap;
         tcp->SetPacingStatus(true);
     }
     PointerValue ccInUse;

@@ -50,6 +50,7 @@ struct FlowSpec
     bool pacing = false;             ///< enable ns-3 TCP pacing on the sending socket
     int group = -1;                  ///< AddGroup index: counted in that group's series only
     uint32_t max_ssthresh_pkts = 0;  ///< > 0: limited slow start (RFC 3742) above this cwnd
+    double max_pacing_bps = 0;       ///< > 0: pace (after the initial window) at most at this rate
     // A UDP Poisson packet source instead of a TCP connection:
     bool udp = false;
     double rate_bps = 0;             ///< mean on-the-wire rate of the IP packets
