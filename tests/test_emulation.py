@@ -822,6 +822,59 @@ def test_crosscheck_marks_disagreements_flags_and_cells_not_emulated(tmp_path):
     assert len(fig.axes) == 2
 
 
+def test_a_transfer_generator_is_compared_by_the_load_its_transfers_carried():
+    """X12's background row: the bytes of the transfers whose last byte arrived in the
+    window, over the window and the goodput capacity of the generator's calibration, the
+    same function for both backends' transfer_* variables."""
+    from conftest import ACCESS, scenario_dict
+    from synthetic import synthetic_run
+    from tcprepro.analysis import crosscheck
+    from tcprepro.analysis.common import generator_calibration, transfers_carried_load
+    from tcprepro.scenario_io import load_scenario_dict
+    from tcprepro.store import combine_runs
+
+    web = {
+        "kind": "poisson_transfers",
+        "direction": "down",
+        "variant": "Cubic",
+        "arrival_rate": "1/s",
+        "size": {"law": "fixed", "size": "1000B"},
+    }
+    config = load_scenario_dict(scenario_dict(ACCESS, traffic={"web": web})).to_json()
+    capacity = generator_calibration(config, "web").capacity_bps
+
+    def run(late):
+        # 10 transfers of 1000 B, arriving at 0-9 s and ending 0.5 s later (the last
+        # censored); ``late`` of them end after the run instead
+        ds = synthetic_run(
+            transfers=10,
+            attrs={
+                "config": config,
+                "figure": "X12",
+                "sweep": json.dumps({"up": "NewReno"}),
+                "sweep_values": json.dumps({"up": ["NewReno"]}),
+            },
+        )
+        ends = ds["transfer_end_s"].values.copy()
+        ends[2 : 2 + late] = np.nan
+        ds["transfer_end_s"] = ("transfer", ends)
+        return ds
+
+    # warm-up 2 s, 10-s run: the transfers ending at 2.5 ... 8.5 s, 7000 bytes in 8 s
+    expected = 7000 * 8 / (8.0 * capacity)
+    assert float(transfers_carried_load(run(0), "web", 2.0, 10.0)) == pytest.approx(expected)
+    table = crosscheck.compare(
+        combine_runs([run(0)]), combine_runs([run(2)]), 10, 0.2, transfers=True
+    )
+    row = table.set_index("flow").loc["web"]
+    assert row["ns3_util_pct"] == pytest.approx(expected * 100)
+    assert row["emu_util_pct"] == pytest.approx(expected * 100 * 5 / 7)
+    assert np.isnan(row["emu_rtt_ms"])
+    assert set(table["flow"]) == {"down", "up", "web"}
+    without = crosscheck.compare(combine_runs([run(0)]), combine_runs([run(2)]), 10, 0.2)
+    assert "web" not in set(without["flow"])
+
+
 def test_a_difference_that_rounds_to_zero_is_written_without_a_minus_sign():
     """X4's table showed "-0%" for an RTT difference of -0.3 %."""
     from tcprepro.analysis.crosscheck import _fmt

@@ -17,6 +17,7 @@ __all__ = [
     "generator_calibration",
     "run_configs",
     "run_scenario",
+    "transfers_carried_load",
     "transfers_offered_load",
 ]
 
@@ -88,8 +89,32 @@ def transfers_offered_load(ds: xr.Dataset, name: str, start_s: float, end_s: flo
         & (ds["transfer_start_s"] < end_s)
     )
     size = ds["transfer_size_bytes"].where(arrived).sum("transfer")
-    capacity = _per_run(
+    capacity = _generator_capacity_bps(ds, name)
+    return (size * 8.0 / ((end_s - start_s) * capacity)).rename("offered_load")
+
+
+def transfers_carried_load(ds: xr.Dataset, name: str, start_s: float, end_s: float) -> xr.DataArray:
+    """Load the ``poisson_transfers`` generator ``name`` carried, per run.
+
+    The bytes of its transfers whose last byte arrived in [``start_s``, ``end_s``)
+    divided by (``end_s - start_s``) x the goodput capacity of its load calibration,
+    the unit of :func:`transfers_offered_load`. A transfer counts whole at its end, so
+    each edge of the window moves the value by at most the transfers that straddle it.
+    It reads only the ``transfer_*`` variables, which both backends record alike.
+    """
+    ended = (
+        (ds["transfer_generator"] == name)
+        & (ds["transfer_end_s"] >= start_s)
+        & (ds["transfer_end_s"] < end_s)
+    )
+    size = ds["transfer_size_bytes"].where(ended).sum("transfer")
+    capacity = _generator_capacity_bps(ds, name)
+    return (size * 8.0 / ((end_s - start_s) * capacity)).rename("carried_load")
+
+
+def _generator_capacity_bps(ds: xr.Dataset, name: str) -> xr.DataArray:
+    """The goodput capacity each run's load calibration of ``name`` uses (NaN: no run)."""
+    return _per_run(
         run_configs(ds),
         lambda c: generator_calibration(c, name).capacity_bps if c.startswith("{") else np.nan,
     )
-    return (size * 8.0 / ((end_s - start_s) * capacity)).rename("offered_load")

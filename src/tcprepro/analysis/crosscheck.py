@@ -9,7 +9,10 @@ percentage points of utilisation, relative RTT difference). A figure whose own
 metric is the link's efficiency (C3.1) also compares each cell's total
 utilisation, all flows together (row ``flow = "total"``, no RTT; with study B's
 background, the bottlenecked flows' share (1 - rho_b) phi). Generated traffic
-(a ``traffic:`` generator's flows) is not compared flow by flow. Emulated cells
+(a ``traffic:`` generator's flows) is not compared flow by flow; a figure whose
+background of TCP transfers is part of its metric (X12) compares the load each
+transfer generator carried (row ``flow = <generator>``, no RTT), read from the
+``transfer_*`` variables both backends record alike. Emulated cells
 that the fidelity gate flagged are marked, never silently counted as agreeing
 or disagreeing. :func:`tcprepro.plotting.crosscheck_scatter` draws the table.
 """
@@ -28,6 +31,7 @@ import pandas as pd
 import xarray as xr
 
 from tcprepro import metrics
+from tcprepro.analysis.common import transfers_carried_load
 from tcprepro.latex import escape as tex
 
 __all__ = ["TOTAL", "compare", "compare_figure", "summary", "write_csv", "write_tex"]
@@ -85,12 +89,41 @@ def _utilisation_pct(ds: xr.Dataset) -> xr.DataArray:
     return xr.where(ds["flow_size_bytes"] > 0, sized, bulk).rename("utilisation")
 
 
-def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
+def _generators(ds: xr.Dataset) -> list[str]:
+    """The transfer generators of a dataset's runs (sorted)."""
+    if "transfer_generator" not in ds or ds.sizes.get("transfer", 0) == 0:
+        return []
+    names = np.unique(ds["transfer_generator"].values.ravel().astype(str))
+    return [str(n) for n in names if n not in ("", "nan")]
+
+
+def _carried_rows(ds: xr.Dataset, backend: str, dims: list[str]) -> pd.DataFrame:
+    """One row per cell and transfer generator: the load it carried over the window (%)."""
+    start, end = float(ds.attrs["warmup_s"]), float(ds.attrs["duration_s"])
+    frames = []
+    for name in _generators(ds):
+        carried = (transfers_carried_load(ds, name, start, end) * 100.0).mean("rep")
+        carried = carried.rename(f"{backend}_util_pct")
+        rows = (
+            carried.to_dataframe(dim_order=dims).reset_index()
+            if dims
+            else pd.DataFrame({f"{backend}_util_pct": [float(carried)]})
+        )
+        rows["flow"] = name
+        rows[f"{backend}_rtt_ms"] = np.nan
+        frames.append(rows[[*dims, "flow", f"{backend}_util_pct", f"{backend}_rtt_ms"]])
+    return pd.concat(frames) if frames else pd.DataFrame()
+
+
+def _cells(
+    ds: xr.Dataset, backend: str, total: bool = False, transfers: bool = False
+) -> pd.DataFrame:
+    dims = json.loads(ds.attrs["sweep_dims"])
+    carried = _carried_rows(ds, backend, dims) if transfers else None
     ds = _scenario_flows(ds)
     per_flow = _utilisation_pct(ds)
     util = per_flow.mean("rep").rename(f"{backend}_util_pct")
     rtt = (metrics.mean_rtt_s(ds) * 1000.0).mean("rep").rename(f"{backend}_rtt_ms")
-    dims = json.loads(ds.attrs["sweep_dims"])
     keep = [*dims, "flow"]
     frame = xr.merge([util, rtt]).to_dataframe(dim_order=keep).reset_index()
     frame = frame[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]
@@ -110,6 +143,8 @@ def _cells(ds: xr.Dataset, backend: str, total: bool = False) -> pd.DataFrame:
         rows[f"{backend}_rtt_ms"] = np.nan
         frame = pd.concat([frame, rows[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]])
         frame = frame.reset_index(drop=True)
+    if carried is not None and len(carried):
+        frame = pd.concat([frame, carried]).reset_index(drop=True)
     return frame
 
 
@@ -120,25 +155,29 @@ def compare(
     rtt_rel: float,
     total: bool = False,
     utilisation_rel: float | None = None,
+    transfers: bool = False,
 ) -> pd.DataFrame:
     """One row per (cell, flow): both backends' utilisation and RTT, differences, verdicts.
 
     ``fidelity`` is ``ok``, ``flagged`` (a repetition failed the fidelity gate)
     or ``not run`` (the route's kernel does not offer a variant of the cell).
     With ``total``, each cell also has a row ``flow = "total"``: the sum of its
-    flows' utilisations (no RTT; ``rtt_ok`` is missing there). With
+    flows' utilisations (no RTT; ``rtt_ok`` is missing there). With ``transfers``,
+    each cell also has a row per transfer generator: the load it carried, in % of the
+    goodput capacity (:func:`tcprepro.analysis.common.transfers_carried_load`; no RTT).
+    With
     ``utilisation_rel``, a utilisation must also lie within that relative
     difference (a window-limited flow using a few percent of the link can double
     its throughput within a tolerance in percentage points).
     """
     dims = json.loads(ns3.attrs["sweep_dims"])
-    left = _cells(ns3, "ns3", total)
+    left = _cells(ns3, "ns3", total, transfers)
     if emulated is None:  # nothing emulated (yet): every row "not run"
         right = left.rename(columns={"ns3_util_pct": "emu_util_pct", "ns3_rtt_ms": "emu_rtt_ms"})
         right[["emu_util_pct", "emu_rtt_ms"]] = np.nan
         emulated = xr.Dataset()
     else:
-        right = _cells(emulated, "emu", total)
+        right = _cells(emulated, "emu", total, transfers)
     table = left.merge(right, on=[*dims, "flow"], how="left")
     if "fidelity_ok" in emulated:
         gate = emulated["fidelity_ok"].min("rep").to_dataframe().reset_index()
@@ -189,6 +228,7 @@ def compare_figure(
         utilisation_rel=(
             float(tolerance["utilisation_rel"]) if "utilisation_rel" in tolerance else None
         ),
+        transfers=bool(tolerance.get("transfers", False)),
     )
     mark = tolerance.get("mark")
     if mark is not None and mark not in json.loads(ns3.attrs["sweep_dims"]):
