@@ -165,9 +165,11 @@ def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert config.twins("D") == {"X3": "D1", "X4": "D3"}
     assert config.twins("C") == {"X7": "C1", "X2": "C3.1", "X5": "C3.6"}  # C-c1, C-c3, C-c4
-    # B-c7 on X13 (its B = 200 and 625 cells stated absent), B-c10 on X10; B-c5 and B-c6
-    # state why X6 cannot judge them
-    assert config.twins("B") == {"X13": "B5.14", "X10": "B5.20"}
+    # B-c1 and B-c3 on X12 (B-c3's fair-queueing B = 625 case stated absent), B-c7 on X13
+    # (its B = 200 and 625 cells stated absent), B-c10 on X10; B-c2, B-c4, B-c5 and B-c6
+    # state why no twin can judge them
+    assert config.twins("B") == {"X12": "B5.1", "X13": "B5.14", "X10": "B5.20"}
+    assert claims_absent("B-c3") == {"case": ["Reno+HSTCP.FQ.625"]}
     assert claims_absent("B-c7") == {"buffer": [200, 625]}
     claims = {c.id: c for c in load_registry()}
     assert claims["C-c3"].twin == ("X2", "C3.1")
@@ -176,6 +178,9 @@ def test_the_config_checks_each_twin_against_its_figures(monkeypatch):
     assert claims["C-c2"].emulated["reason"].startswith("no twin can judge it")
     for claim in ("B-c5", "B-c6"):
         assert "X6" in claims[claim].emulated["reason"]
+    for claim in ("B-c2", "B-c4"):  # they read drops per flow, which Linux does not count
+        assert claims[claim].twin is None
+        assert "per queue" in claims[claim].emulated["reason"]
     d_c1 = claims["D-c1"]
 
     def twins_with(**block):

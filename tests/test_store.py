@@ -144,6 +144,22 @@ def test_combine_refuses_duplicates_and_foreign_runs():
         store.combine_runs([synthetic_run()])
 
 
+def test_combine_keeps_a_cell_whose_cached_neighbours_record_a_shorter_tier():
+    """X12's quick tier gained four cases; its six cached runs recorded the six-case
+    list, and the combined dataset silently left the four new runs out. A run outside
+    the values is now an error, and the workflow's values now take precedence."""
+    old = {"up": ["NewReno"], "down": ["NewReno"]}
+    new = {"up": ["NewReno", "Cubic"], "down": ["NewReno"]}
+    cached = _figure_run("NewReno", "NewReno", 0, old)
+    fresh = _figure_run("Cubic", "NewReno", 0, new)
+    with pytest.raises(ValueError, match=r"up = 'Cubic' is not among the figure's values"):
+        store.combine_runs([cached, fresh])
+    combined = store.combine_runs([cached, fresh], sweep_values=new)
+    assert list(combined["up"].values) == ["NewReno", "Cubic"]
+    assert json.loads(combined.attrs["missing_cells"]) == []
+    assert np.isfinite(combined["goodput_bps"].sel(up="Cubic", rep=0)).any()
+
+
 def test_combine_pads_runs_with_different_numbers_of_transfers(tmp_path):
     values = {"up": ["NewReno"], "down": ["NewReno"]}
     runs = []

@@ -125,7 +125,7 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
     # A, D, B, C, and the ns-3 sides of X1-X13; D1.1 is emulated only (D1 is its ns-3
     # counterpart)
     assert counts["simulate"] == (
-        160 + 100 + 174 + 74 + 18 + 10 + 20 + 16 + 16 + 15 + 2 + 10 + 5 + 4 + 10 + 6 + 8
+        160 + 100 + 174 + 74 + 18 + 10 + 20 + 16 + 16 + 15 + 2 + 10 + 5 + 4 + 10 + 10 + 8
     )
     assert counts["emulate_figure"] == 14  # one per figure (X1-X13 and D1.1)
     assert counts["crosscheck_table"] == 13

@@ -170,7 +170,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 def _cmd_combine(args: argparse.Namespace) -> int:
     from tcprepro.store import combine_runs, write_dataset
 
-    ds = combine_runs(args.runs)
+    values = None if args.sweep_values is None else json.loads(args.sweep_values)
+    ds = combine_runs(args.runs, sweep_values=values)
     write_dataset(ds, args.output)
     print(f"{args.output}: {ds.attrs['n_runs']} runs, dims {dict(ds.sizes)}")
     return 0
@@ -497,6 +498,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("combine", help="combine the runs of one figure into one dataset")
     p.add_argument("-o", "--output", required=True)
+    p.add_argument(
+        "--sweep-values",
+        help="JSON of the figure's swept values now (the workflow passes them): they replace "
+        "the runs' own record, which a run reused from the cache may have from an older config",
+    )
     p.add_argument("runs", nargs="+")
     p.set_defaults(func=_cmd_combine)
 

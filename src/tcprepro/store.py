@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
@@ -456,7 +456,10 @@ def _common_string_widths(pieces: list[xr.Dataset]) -> list[xr.Dataset]:
     return out
 
 
-def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Dataset:
+def combine_runs(
+    runs: Iterable[str | os.PathLike[str] | xr.Dataset],
+    sweep_values: Mapping[str, Sequence[Any]] | None = None,
+) -> xr.Dataset:
     """Stack the run datasets (paths or in-memory) of one figure along its sweep and ``rep``.
 
     Each run must carry the ``figure``, ``sweep`` and ``sweep_values`` attributes
@@ -464,6 +467,18 @@ def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Data
     workflow config; cells that have no run (e.g. a variant whose model is
     pending) are present and filled with NaN, and listed in the
     ``missing_cells`` attribute.
+
+    ``sweep_values`` (the figure's values in the workflow's config now) replaces the
+    first run's attribute, which records the config of the time that run was made: a
+    run reused from the cache after a tier gained a value carries the shorter list.
+    Either way a run whose cell lies outside the values is an error naming it, never
+    silently left out.
+
+    Raises
+    ------
+    ValueError
+        For a run of another figure or sweep, two runs of one cell and repetition, or a
+        run whose cell is not among the sweep's values.
     """
     items = list(runs)
     if not items:
@@ -471,7 +486,8 @@ def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Data
     pieces: list[xr.Dataset] = []
     keys: list[tuple[Any, ...]] = []
     dims: list[str] | None = None
-    sweep_values: dict[str, list[Any]] = {}
+    given = None if sweep_values is None else {d: list(v) for d, v in sweep_values.items()}
+    sweep_values = {}
     figure = None
     per_run: dict[str, list[Any]] = {name: [] for name in _PER_RUN_ATTRS}
     for i, item in enumerate(items):
@@ -486,9 +502,16 @@ def combine_runs(runs: Iterable[str | os.PathLike[str] | xr.Dataset]) -> xr.Data
         except KeyError as exc:
             raise ValueError(f"{path} was not produced for a figure (no {exc} attribute)") from None
         if dims is None:
-            dims, sweep_values, figure = list(values), values, ds.attrs.get("figure")
-        elif list(values) != dims or ds.attrs.get("figure") != figure:
+            sweep_values = given if given is not None else values
+            dims, figure = list(sweep_values), ds.attrs.get("figure")
+        if list(values) != dims or ds.attrs.get("figure") != figure:
             raise ValueError(f"{path} belongs to another sweep than the first run")
+        for d in dims:
+            if sweep[d] not in sweep_values[d]:
+                raise ValueError(
+                    f"{path}: {d} = {sweep[d]!r} is not among the figure's values "
+                    f"{sweep_values[d]} (a run of another tier or config?)"
+                )
         keys.append((*(sweep[d] for d in dims), int(ds.attrs["rep"])))
         for name in _PER_RUN_ATTRS:
             per_run[name].append(ds.attrs.get(name, ""))

@@ -53,6 +53,12 @@ def figure_runs(wildcards):
     return [run.path for run in WORKFLOW.runs(wildcards.figure, TIER)]
 
 
+def figure_sweep_values(wildcards):
+    """The figure's swept values for the selected tier, JSON quoted for the shell."""
+    runs = WORKFLOW.runs(wildcards.figure, TIER)
+    return shlex.quote(runs[0].sweep_values if runs else "{}")
+
+
 def scenario_files(wildcards):
     """A figure's scenario file and its base files (inputs of every run)."""
     return WORKFLOW.scenario_files(wildcards.figure)

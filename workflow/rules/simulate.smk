@@ -27,5 +27,9 @@ rule combine:
         "data/combined/{figure}.nc",
     log:
         "data/logs/combine/{figure}.log",
+    params:
+        # the tier's values now: a run reused from the cache records the config it was
+        # made with
+        sweep_values=figure_sweep_values,
     shell:
-        "tcprepro combine -o {output} {input} > {log} 2>&1"
+        "tcprepro combine -o {output} --sweep-values {params.sweep_values} {input} > {log} 2>&1"

@@ -957,9 +957,12 @@ def verify_bundle(
             if entry["kind"] != "combined":
                 continue
             figure = str(entry["figure"])
-            runs = [staged / run.path for run in config.runs(figure, bundle.tier)]
+            planned = config.runs(figure, bundle.tier)
+            runs = [staged / run.path for run in planned]
+            values = json.loads(planned[0].sweep_values) if planned else None
             recombined_path = staged / "recombined" / f"{figure}.nc"
-            write_dataset(combine_runs(runs), recombined_path)  # as `tcprepro combine` does
+            # as `tcprepro combine` does in the workflow, with the tier's values
+            write_dataset(combine_runs(runs, sweep_values=values), recombined_path)
             recombined = open_dataset(recombined_path)
             bundled = open_dataset(staged / entry["path"])
             result.combined[figure] = differences(bundled, recombined)

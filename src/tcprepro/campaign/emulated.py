@@ -242,7 +242,9 @@ def make_emulated_figure(
         raise CapabilityError(
             f"{figure}: the {route_name} kernel offers none of the figure's variants"
         )
-    combined = combine_runs([workdir / run.path for run in wanted])
+    combined = combine_runs(
+        [workdir / run.path for run in wanted], sweep_values=json.loads(wanted[0].sweep_values)
+    )
     combined.attrs["backend"] = BACKEND
     combined.attrs["emulation_route"] = route_name
     if route_name == "uml":  # the virtual-clock route sends with iperf 2 (see emulation.uml)
