@@ -97,21 +97,28 @@ def _generators(ds: xr.Dataset) -> list[str]:
     return [str(n) for n in names if n not in ("", "nan")]
 
 
+def _cell_rows(util_pct: xr.DataArray, backend: str, dims: list[str], flow: str) -> pd.DataFrame:
+    """One row per cell of a per-cell utilisation (%) under the name ``flow``, no RTT."""
+    util_pct = util_pct.rename(f"{backend}_util_pct")
+    rows = (
+        util_pct.to_dataframe(dim_order=dims).reset_index()
+        if dims
+        else pd.DataFrame({f"{backend}_util_pct": [float(util_pct)]})
+    )
+    rows["flow"] = flow
+    rows[f"{backend}_rtt_ms"] = np.nan
+    return rows[[*dims, "flow", f"{backend}_util_pct", f"{backend}_rtt_ms"]]
+
+
 def _carried_rows(ds: xr.Dataset, backend: str, dims: list[str]) -> pd.DataFrame:
     """One row per cell and transfer generator: the load it carried over the window (%)."""
     start, end = float(ds.attrs["warmup_s"]), float(ds.attrs["duration_s"])
-    frames = []
-    for name in _generators(ds):
-        carried = (transfers_carried_load(ds, name, start, end) * 100.0).mean("rep")
-        carried = carried.rename(f"{backend}_util_pct")
-        rows = (
-            carried.to_dataframe(dim_order=dims).reset_index()
-            if dims
-            else pd.DataFrame({f"{backend}_util_pct": [float(carried)]})
+    frames = [
+        _cell_rows(
+            (transfers_carried_load(ds, name, start, end) * 100.0).mean("rep"), backend, dims, name
         )
-        rows["flow"] = name
-        rows[f"{backend}_rtt_ms"] = np.nan
-        frames.append(rows[[*dims, "flow", f"{backend}_util_pct", f"{backend}_rtt_ms"]])
+        for name in _generators(ds)
+    ]
     return pd.concat(frames) if frames else pd.DataFrame()
 
 
@@ -133,15 +140,8 @@ def _cells(
         frame = frame[marked["_absent"].isna().to_numpy()].reset_index(drop=True)
     if total:
         # every flow of the cell together: its efficiency when the flows share one link
-        summed = per_flow.sum("flow", min_count=1).mean("rep").rename(f"{backend}_util_pct")
-        rows = (
-            summed.to_dataframe(dim_order=dims).reset_index()
-            if dims
-            else pd.DataFrame({f"{backend}_util_pct": [float(summed)]})
-        )
-        rows["flow"] = TOTAL
-        rows[f"{backend}_rtt_ms"] = np.nan
-        frame = pd.concat([frame, rows[[*keep, f"{backend}_util_pct", f"{backend}_rtt_ms"]]])
+        summed = per_flow.sum("flow", min_count=1).mean("rep")
+        frame = pd.concat([frame, _cell_rows(summed, backend, dims, TOTAL)])
         frame = frame.reset_index(drop=True)
     if carried is not None and len(carried):
         frame = pd.concat([frame, carried]).reset_index(drop=True)
