@@ -4,6 +4,7 @@ while a CPU hog keeps every host core busy, the same run again without it, the g
 probe at 500 Mb/s and on a mis-shaped path, teardown after a boot killed mid-run)."""
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -900,6 +901,22 @@ def _acks_per_data_segment(ds):
     return acks / float(ds["tx_data_pkts"].where(mask).sum())
 
 
+def _mathis_constant(ds):
+    """Throughput x mean RTT x sqrt(p) / MSS of flow f0 over the window, p being the
+    share of its data segments the path lost at random (Mathis et al.'s C)."""
+    from tcprepro import units
+
+    mask = metrics.window(ds)
+    flow = ds.sel(flow="f0")
+    lost = float(flow["random_lost_pkts"].where(mask).sum())
+    sent = float(flow["tx_data_pkts"].where(mask).sum())
+    assert lost > 0, "no random loss in the window: Mathis's constant is undefined"
+    goodput = float(metrics.goodput_bps(ds).sel(flow="f0"))
+    rtt = float(metrics.mean_rtt_s(ds).sel(flow="f0"))
+    mss = units.parse_size(json.loads(ds.attrs["config"])["tcp"]["mss"])
+    return goodput / 8.0 * rtt * math.sqrt(lost / sent) / mss
+
+
 @pytest.mark.slow
 def test_d3_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     """D3's loss cells at the real 1 Gb/s and 20-ms RTT (X4's smoke tier: SACK, p = 1e-3
@@ -926,9 +943,14 @@ def test_d3_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
       segments, so the ACK rate does not set its growth, and its receiver ACKs less often
       than every second segment here (one pure ACK per 5-12 data segments: it holds the
       ACK while received data waits for the application). Linux at b = 2 runs like Linux
-      at b = 1 (0.92-1.11x in three boots, 1.30x in a fourth). Asserted: Linux above ns-3
-      at b = 2, ns-3's b = 2 below its b = 1, and Linux's b = 2 / b = 1 above ns-3's by
-      more than X4's relative tolerance.
+      at b = 1 (0.92-1.11x in three boots, 1.30x in a fourth, 0.71x in a fifth, whose
+      b = 1 cell drew few losses). Asserted: Linux above ns-3 at b = 2, and the growth
+      itself, read free of the loss count's noise: each run's throughput x RTT x sqrt(p),
+      p being the run's own share of lost data segments (Mathis's constant, which a
+      run's draw of losses does not move: ns-3's ten seeds give 1.14-1.26 at b = 1,
+      p = 1e-3, where their throughputs span 17-26 Mb/s). ns-3's b = 2 / b = 1 of it is
+      below 1 (0.72-0.77, sqrt(1/2) = 0.71 for growth per ACK) and Linux's above ns-3's by
+      more than X4's relative tolerance (1.04 and 1.06, 1.03 and 1.09 in two boots).
 
     And quickack reaches the receiver: Linux sends one ACK per data segment at b = 1
     (0.98-1.01, ns-3 1.00-1.01), at least twice as many as at b = 2 (Linux 0.09-0.21,
@@ -942,12 +964,13 @@ def test_d3_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     assert table["rtt_ok"].all(), shown
     rows = table.set_index(["loss", "delack"])
     simulated = [open_dataset(path) for path in sorted(tmp_path.glob("ns3-*.nc"))]
-    acks = {}
+    acks, mathis = {}, {}
     for backend, datasets in (("ns-3", simulated), ("Linux", emulated)):
         for ds in datasets:
             sweep = json.loads(ds.attrs["sweep"])
             key = (backend, sweep["loss"], int(sweep["delack"]))
             acks[key] = _acks_per_data_segment(ds)
+            mathis[key] = _mathis_constant(ds)
             flow = ds.sel(flow="f0")
             print(
                 f"{backend}, p = {sweep['loss']}, b = {sweep['delack']}: "
@@ -962,15 +985,15 @@ def test_d3_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     assert seeds.loc[("10ms", "0.001", "True", "1", "f0"), "util_in"], (seeds, shown)
     assert seeds.loc[("10ms", "0.01", "True", "1", "f0"), "util_not_below"], (seeds, shown)
     for loss in ("0.001", "0.01"):
-        per_segment, delayed = rows.loc[(loss, 1)], rows.loc[(loss, 2)]
+        delayed = rows.loc[(loss, 2)]
         assert delayed["emu_util_pct"] > delayed["ns3_util_pct"], shown
-        linux_b2_over_b1 = delayed["emu_util_pct"] / per_segment["emu_util_pct"]
-        ns3_b2_over_b1 = delayed["ns3_util_pct"] / per_segment["ns3_util_pct"]
-        assert ns3_b2_over_b1 < 1, shown
         # the ACK rate slows ns-3's growth, not Linux's: Linux's b = 2 keeps more of its
-        # b = 1 than ns-3's does, by more than the tolerance (one 8-s run of each is
-        # +-12-22 % noise, so Linux's own ratio, 0.92-1.30 in four boots, is not pinned)
-        assert linux_b2_over_b1 > ns3_b2_over_b1 * (1 + tolerance["utilisation_rel"]), shown
+        # b = 1 than ns-3's does, by more than the tolerance, in Mathis's constant (the
+        # throughputs themselves carry the 1/sqrt(N) noise of each run's loss count)
+        ratio = {b: mathis[(b, loss, 2)] / mathis[(b, loss, 1)] for b in ("ns-3", "Linux")}
+        print(f"p = {loss}: b = 2 / b = 1 of throughput x RTT x sqrt(p): {ratio}")
+        assert ratio["ns-3"] < 1, (ratio, shown)
+        assert ratio["Linux"] > ratio["ns-3"] * (1 + tolerance["utilisation_rel"]), (ratio, shown)
         assert 0.9 <= acks[("Linux", loss, 1)] <= 1.15, acks
         assert acks[("Linux", loss, 1)] >= 2 * acks[("Linux", loss, 2)], acks
     for ds in emulated:
