@@ -97,6 +97,16 @@ def test_loss_probability_of_a_set_of_flows_on_a_synthetic_trace():
     assert float(metrics.mean_queue_pkts(ds).sel(link="bottleneck")) == pytest.approx(40.0)
 
 
+def test_an_unrecorded_drop_count_gives_no_loss_probability_and_retransmissions_stand_in():
+    """An emulated run has no drops per flow (NaN): the loss is unknown, not 0."""
+    ds = synthetic_pair(sent_pkts=(1000.0, 400.0), lost_pkts=(2.0, 1.0))
+    ds["lost_data_pkts"] = ds["lost_data_pkts"] * np.nan
+    assert np.isnan(float(metrics.loss_probability(ds)))
+    assert np.isnan(metrics.loss_rate(ds).values).all()
+    # synthetic_pair retransmits what it lost
+    assert float(metrics.retransmission_probability(ds)) == pytest.approx(3.0 / 1400.0)
+
+
 def test_random_loss_rate_counts_destroyed_over_passed_segments():
     ds = synthetic_pair(sent_pkts=(1000.0, 400.0), lost_pkts=(0.0, 0.0), random_lost_pkts=(1, 1))
     assert float(metrics.random_loss_rate(ds)) == pytest.approx(2.0 / 1400.0)

@@ -377,3 +377,148 @@ def test_study_c_figures_are_in_the_workflow_config():
     ]
     assert config.outputs("C2") == ["table"]
     assert [config.source(f) for f in ("C2", "C3.2", "C3.5")] == ["C3.1"] * 3
+
+
+def test_a_claim_on_runs_without_drops_per_flow_reads_the_retransmissions_named_as_such():
+    """An emulated run records no drops per flow (Linux's qdiscs count per queue): C-c3
+    reads the segments retransmitted instead and says so, never a loss of 0."""
+    cells = {}
+    for protocol, retransmitted in (("YeahPaper", 0.0), ("Cubic", 1.0), ("Htcp", 1.0)):
+        for rtt in ("14ms", "650ms"):
+            cells[Cell(protocol=protocol, rtt=rtt, buffer=1.0)] = {
+                "queue_pkts": 10.0 if protocol == "YeahPaper" else 50.0,
+                "lost_pkts": (retransmitted, retransmitted),
+                "warmup_lost_pkts": (5.0, 5.0),
+                "goodput_bps": (22e6, 22e6),
+            }
+    ds = _combined("C3.1", cells, duration_s=40.0)
+    ds["lost_data_pkts"] = ds["lost_data_pkts"] * np.nan  # as an emulated run records it
+    table = analysis_c.pair_metrics(ds).mean("rep")
+    assert np.isnan(table["loss_probability"]).all()
+    cubic = table.sel(protocol="Cubic", rtt="14ms", buffer=1.0)
+    assert float(cubic["retransmission_probability"]) == pytest.approx(2.0 / 1400.0)
+    result = _claims("C3.1", ds, "C-c3")
+    assert result.verdict == "reproduced", result.value
+    assert "lowest retransmission (drops not recorded per flow) probability in 2/2" in result.value
+    # and the other way round it fails: YeAH retransmits the most
+    for cell in cells.values():
+        cell["lost_pkts"] = (3.0, 3.0) if cell["queue_pkts"] == 10.0 else (1.0, 1.0)
+    worse = _combined("C3.1", cells, duration_s=40.0)
+    worse["lost_data_pkts"] = worse["lost_data_pkts"] * np.nan
+    assert _claims("C3.1", worse, "C-c3").verdict == "not reproduced"
+
+
+def _twin_runs(cells, fidelity=1, drops_per_flow=True):
+    """A twin's combined dataset (X2's sweep) of synthetic pairs; an emulated one has
+    a gate verdict and, without ``drops_per_flow``, no drop count per flow."""
+    dims = list(next(iter(cells)).keys())
+    values = {d: list(dict.fromkeys(c[d] for c in cells)) for d in dims}
+    runs = []
+    for cell, kwargs in cells.items():
+        run = synthetic_pair(**kwargs)
+        run.attrs.update(figure="X2", sweep=json.dumps(dict(cell)), sweep_values=json.dumps(values))
+        if fidelity is not None:
+            run["fidelity_ok"] = ((), fidelity)
+        if not drops_per_flow:
+            run["lost_data_pkts"] = run["lost_data_pkts"] * np.nan
+        runs.append(run)
+    return combine_runs(runs)
+
+
+def test_the_views_of_a_twin_are_compared_cell_by_cell_with_their_stated_tolerances(tmp_path):
+    """X2's C3.2 and C3.5 views: the Jain index and the queue within an absolute
+    difference, the loss within a factor either way (two zeros agree); a metric one
+    backend does not record is "not measured", neither within nor outside."""
+    from tcprepro.analysis import crosscheck
+
+    reno, cubic, htcp = (
+        Cell(protocol=p, rtt="14ms", buffer=1.0) for p in ("NewReno", "Cubic", "Htcp")
+    )
+    ns3 = _twin_runs(
+        {
+            reno: {"goodput_bps": (24e6, 16e6), "lost_pkts": (2.0, 1.0)},  # Jain 0.9615
+            cubic: {"lost_pkts": (2.0, 1.0), "queue_pkts": 40.0},
+            htcp: {"lost_pkts": (0.0, 0.0)},
+        },
+        fidelity=None,
+    )
+    emulated = _twin_runs(
+        {
+            reno: {"goodput_bps": (20e6, 20e6), "lost_pkts": (3.0, 2.0)},  # Jain 1, x5/3
+            cubic: {"lost_pkts": (8.0, 4.0), "queue_pkts": 60.0},  # x4, +0.2 of the buffer
+            htcp: {"lost_pkts": (0.0, 0.0)},  # 0 against 0
+        },
+        drops_per_flow=False,
+    )
+    views = {
+        "C3.2": {"jain": {"abs": 0.05}},
+        "C3.5": {
+            "retransmission_probability": {"factor": 2},
+            "queue_fraction": {"abs": 0.1},
+            "loss_probability": {"factor": 2},
+        },
+    }
+    table = crosscheck.compare_views(ns3, emulated, views)
+    rows = table.set_index(["protocol", "metric"])
+    assert rows.loc[("NewReno", "jain"), "difference"] == pytest.approx(1.0 - 1600.0 / 1664.0)
+    assert bool(rows.loc[("NewReno", "jain"), "within"])
+    assert rows.loc[("NewReno", "retransmission_probability"), "difference"] == pytest.approx(5 / 3)
+    assert bool(rows.loc[("NewReno", "retransmission_probability"), "within"])
+    assert rows.loc[("Cubic", "retransmission_probability"), "difference"] == pytest.approx(4.0)
+    assert not bool(rows.loc[("Cubic", "retransmission_probability"), "within"])
+    assert rows.loc[("Cubic", "queue_fraction"), "difference"] == pytest.approx(0.2)
+    assert not bool(rows.loc[("Cubic", "queue_fraction"), "within"])
+    assert bool(rows.loc[("Htcp", "retransmission_probability"), "within"])  # 0 and 0
+    assert (rows.xs("loss_probability", level="metric")["fidelity"] == "not measured").all()
+    assert rows.xs("loss_probability", level="metric")["within"].isna().all()
+    assert (table[table["metric"] != "loss_probability"]["fidelity"] == "ok").all()
+    assert list(table.columns) == ["protocol", "rtt", "buffer", *crosscheck.VIEW_COLUMNS]
+    main = crosscheck.compare(ns3, emulated, 10, 0.2, total=True)
+    tex = crosscheck.write_tex(main, tmp_path / "x2.tex", "X2", table).read_text()
+    assert r"\textbf{X2, its views.}" in tex
+    usable = table[table["fidelity"] == "ok"]
+    assert f"Within tolerance: {int(usable['within'].sum())} of {len(usable)} among" in tex
+    assert int(usable["within"].sum()) == 7  # of 3 cells x 3 metrics: Cubic's two miss
+    assert len(usable) == 9
+    views_part = tex.split(r"\textbf{X2, its views.}")[1]
+    assert views_part.count(r"$^\ast$") == 2 + 1  # Cubic's loss and queue, the footnote
+    # nothing emulated yet: every row "not run"
+    alone = crosscheck.compare_views(ns3, None, views)
+    assert (alone["fidelity"] == "not run").all()
+    assert alone["within"].isna().all()
+
+
+@pytest.mark.parametrize(
+    ("views", "message", "config_message"),
+    [
+        (
+            {"C9": {"jain": {"abs": 0.1}}},
+            "crosscheck.views: 'C9' is not a view it compares",
+            r"figures\.X2\.crosscheck\.views: 'C9' is not a view it compares",
+        ),
+        (
+            {"C3.2": {"queue": {"abs": 0.1}}},
+            "crosscheck.views.C3.2: 'queue' is not one of its metrics",
+            r"figures\.X2\.crosscheck\.views\.C3\.2: 'queue' is not one of its metrics",
+        ),
+        (  # the schema refuses it first, naming the field
+            {"C3.2": {"jain": {"rel": 0.1}}},
+            "crosscheck.views.C3.2.jain: give one tolerance",
+            r"figures\.X2\.crosscheck\.views\.C3\.2\.jain",
+        ),
+    ],
+)
+def test_a_view_the_crosscheck_cannot_compare_is_refused_before_any_run(
+    views, message, config_message
+):
+    import yaml
+
+    from tcprepro.analysis import crosscheck
+    from tcprepro.campaign.config import validate_workflow_config
+
+    with pytest.raises(ValueError, match=message.replace(".", r"\.")):
+        crosscheck.check_views(views)
+    data = yaml.safe_load((ROOT / "workflow/config.yaml").read_text())
+    data["figures"]["X2"]["crosscheck"]["views"] = views
+    with pytest.raises(ConfigError, match=config_message):
+        validate_workflow_config(data, ROOT / "workflow/schemas/config.schema.yaml")

@@ -99,20 +99,31 @@ def _cmd_emulate_figure(args: argparse.Namespace) -> int:
 
 
 def _cmd_crosscheck(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from tcprepro.analysis import crosscheck
     from tcprepro.store import open_dataset
 
     config = _workflow(args)
     tolerance = config.figure(args.figure)["crosscheck"]
-    table = crosscheck.compare_figure(
-        open_dataset(args.ns3), open_dataset(args.emulated), tolerance
+    ns3, emulated = open_dataset(args.ns3), open_dataset(args.emulated)
+    table = crosscheck.compare_figure(ns3, emulated, tolerance)
+    views = (
+        crosscheck.compare_views(ns3, emulated, tolerance["views"])
+        if "views" in tolerance
+        else None
     )
     if args.csv:
         crosscheck.write_csv(table, args.csv)
+    if args.views_csv:  # a header line only for a figure without views
+        empty = pd.DataFrame(columns=list(crosscheck.VIEW_COLUMNS))
+        crosscheck.write_csv(views if views is not None else empty, args.views_csv)
     if args.tex:
-        crosscheck.write_tex(table, args.tex, args.figure)
+        crosscheck.write_tex(table, args.tex, args.figure, views)
     print(table.round(3).to_string(index=False))
     print(crosscheck.summary(table))
+    if views is not None:
+        print(views.to_string(index=False))
     return 0
 
 
@@ -398,6 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--figure", required=True)
     p.add_argument("--csv")
     p.add_argument("--tex")
+    p.add_argument(
+        "--views-csv", help="the views' metrics (crosscheck.views; empty for a figure without)"
+    )
     p.add_argument("ns3", help="combined ns-3 dataset")
     p.add_argument("emulated", help="combined emulated dataset")
     p.set_defaults(func=_cmd_crosscheck)

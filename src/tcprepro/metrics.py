@@ -51,6 +51,8 @@ __all__ = [
     "mean_queue_pkts",
     "mean_rtt_s",
     "random_loss_rate",
+    "retransmission_probability",
+    "retransmission_rate",
     "rtt_fairness_ratio",
     "size_bins",
     "sized_flow_rate_bps",
@@ -115,11 +117,27 @@ def mean_rtt_s(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
 
 
 def loss_rate(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
-    """Fraction of each flow's data segments dropped at traced queues in the window."""
+    """Fraction of each flow's data segments dropped at traced queues in the window.
+
+    NaN where the run did not record drops per flow (an emulated run: Linux's qdiscs
+    count drops per queue), never 0.
+    """
     mask = window(ds, warmup_s)
-    lost = ds["lost_data_pkts"].where(mask).sum("time")
+    lost = ds["lost_data_pkts"].where(mask).sum("time", min_count=1)
     sent = ds["tx_data_pkts"].where(mask).sum("time")
     return (lost / sent.where(sent > 0)).rename("loss_rate")
+
+
+def retransmission_rate(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
+    """Fraction of each flow's data segments that were retransmissions, in the window.
+
+    Recorded by both backends; the stand-in for :func:`loss_rate` where drops are not
+    recorded per flow (spurious retransmissions count too).
+    """
+    mask = window(ds, warmup_s)
+    retx = ds["retx_pkts"].where(mask).sum("time", min_count=1)
+    sent = ds["tx_data_pkts"].where(mask).sum("time")
+    return (retx / sent.where(sent > 0)).rename("retransmission_rate")
 
 
 def link_utilisation(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:
@@ -154,13 +172,32 @@ def loss_probability(
 
     Data segments the flows lost at traced queues divided by the data segments they
     sent, both summed over the flows and the measurement window; NaN when they sent
-    nothing.
+    nothing, or when the run did not record drops per flow (an emulated run), never 0.
     """
     mask = window(ds, warmup_s)
     chosen = ds.sel(flow=_flows(ds, flows))
-    lost = chosen["lost_data_pkts"].where(mask).sum(("flow", "time"))
+    lost = chosen["lost_data_pkts"].where(mask).sum(("flow", "time"), min_count=1)
     sent = chosen["tx_data_pkts"].where(mask).sum(("flow", "time"))
     return (lost / sent.where(sent > 0)).rename("loss_probability").assign_attrs(units="1")
+
+
+def retransmission_probability(
+    ds: xr.Dataset, flows: Sequence[str] | None = None, warmup_s: float | None = None
+) -> xr.DataArray:
+    """Data segments ``flows`` retransmitted over the data segments they sent.
+
+    Summed over the flows and the measurement window, as :func:`loss_probability`:
+    what both backends record alike (ns-3's trace sinks, Linux's ``ss`` counters), and
+    the stand-in for the loss probability where drops are not recorded per flow
+    (spurious retransmissions count too).
+    """
+    mask = window(ds, warmup_s)
+    chosen = ds.sel(flow=_flows(ds, flows))
+    retx = chosen["retx_pkts"].where(mask).sum(("flow", "time"), min_count=1)
+    sent = chosen["tx_data_pkts"].where(mask).sum(("flow", "time"))
+    return (
+        (retx / sent.where(sent > 0)).rename("retransmission_probability").assign_attrs(units="1")
+    )
 
 
 def random_loss_rate(

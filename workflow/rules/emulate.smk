@@ -42,13 +42,17 @@ rule crosscheck_table:
     output:
         tex="paper/generated/crosscheck_{figure}.tex",
         csv="data/crosscheck/{figure}.csv",
+        views="data/crosscheck/{figure}-views.csv",
     log:
         "data/logs/crosscheck/{figure}.log",
+    wildcard_constraints:
+        figure="X[0-9]+",
     params:
         library=LIBRARY,
     shell:
         "tcprepro crosscheck --figure {wildcards.figure} --tex {output.tex} "
-        "--csv {output.csv} {input.ns3} {input.emulated} > {log} 2>&1"
+        "--csv {output.csv} --views-csv {output.views} {input.ns3} {input.emulated} "
+        "> {log} 2>&1"
 
 
 rule crosscheck_figure:

@@ -15,6 +15,12 @@ transfer generator carried (row ``flow = <generator>``, no RTT), read from the
 ``transfer_*`` variables both backends record alike. Emulated cells
 that the fidelity gate flagged are marked, never silently counted as agreeing
 or disagreeing. :func:`tcprepro.plotting.crosscheck_scatter` draws the table.
+
+A twin whose catalogue figure has views drawn from the same runs (X2: C3.1, and
+C3.2's Jain index, C3.5's loss probability and queue) compares those views' own
+metrics too, cell by cell (:func:`compare_views`, ``crosscheck.views``), each with
+its stated tolerance: an absolute difference, or a factor either way for a metric
+read on a log scale.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +37,39 @@ import pandas as pd
 import xarray as xr
 
 from tcprepro import metrics
+from tcprepro.analysis import study_c
 from tcprepro.analysis.common import transfers_carried_load
 from tcprepro.latex import escape as tex
 
-__all__ = ["TOTAL", "compare", "compare_figure", "summary", "write_csv", "write_tex"]
+__all__ = [
+    "TOTAL",
+    "VIEW_COLUMNS",
+    "VIEW_METRICS",
+    "compare",
+    "compare_figure",
+    "compare_views",
+    "summary",
+    "write_csv",
+    "write_tex",
+]
 
 #: the ``flow`` of a cell's total-utilisation row
 TOTAL = "total"
+
+
+#: the views a cross-check can compare (``crosscheck.views``): view -> (the function
+#: giving its metrics per cell and repetition from a combined dataset, those metrics)
+VIEW_METRICS: dict[str, tuple[Callable[[xr.Dataset], xr.Dataset], tuple[str, ...]]] = {
+    "C3.2": (study_c.pair_metrics, ("jain",)),
+    "C3.5": (
+        study_c.pair_metrics,
+        ("loss_probability", "retransmission_probability", "queue_fraction"),
+    ),
+}
+
+
+#: the columns of :func:`compare_views` after the cell's sweep dimensions
+VIEW_COLUMNS = ("view", "metric", "ns3", "emu", "difference", "tolerance", "within", "fidelity")
 
 
 #: flow kinds of generated traffic (tcprepro.traffic): not compared flow by flow
@@ -237,6 +269,92 @@ def compare_figure(
     return table
 
 
+def check_views(views: Mapping[str, Mapping[str, Mapping[str, float]]]) -> None:
+    """Check a ``crosscheck.views`` block before any run.
+
+    Raises ValueError naming the field for a view or a metric the cross-check cannot
+    compare, or a tolerance that is neither ``abs`` nor ``factor``.
+    """
+    for view, wanted in views.items():
+        if view not in VIEW_METRICS:
+            known = ", ".join(VIEW_METRICS)
+            raise ValueError(f"crosscheck.views: {view!r} is not a view it compares ({known})")
+        for metric, tolerance in wanted.items():
+            if metric not in VIEW_METRICS[view][1]:
+                known = ", ".join(VIEW_METRICS[view][1])
+                raise ValueError(
+                    f"crosscheck.views.{view}: {metric!r} is not one of its metrics ({known})"
+                )
+            if len(tolerance) != 1 or next(iter(tolerance)) not in ("abs", "factor"):
+                raise ValueError(
+                    f"crosscheck.views.{view}.{metric}: give one tolerance, abs or factor"
+                )
+
+
+def _view_values(ds: xr.Dataset, view: str, metric: str, dims: list[str]) -> pd.Series:
+    function, _ = VIEW_METRICS[view]
+    values = function(ds)[metric].mean("rep")
+    frame = values.rename("value").to_dataframe(dim_order=dims).reset_index()
+    return frame.set_index(dims)["value"] if dims else frame["value"]
+
+
+def compare_views(
+    ns3: xr.Dataset,
+    emulated: xr.Dataset | None,
+    views: Mapping[str, Mapping[str, Mapping[str, float]]],
+) -> pd.DataFrame:
+    """The views' metrics of a twin in both backends: one row per (cell, view, metric).
+
+    Each row has both backends' value (mean over repetitions), their difference
+    (``abs``: emulated - ns-3) or ratio (``factor``: emulated / ns-3), and whether it
+    lies within the stated tolerance.
+
+    Two zeros agree; a zero against a non-zero value does not (a loss probability of
+    0 where the other stack lost packets). ``fidelity`` is as in :func:`compare`, or
+    ``not measured`` where a backend does not record the metric (drops per flow in an
+    emulated run): such a row is neither within nor outside.
+    """
+    check_views(views)
+    dims = json.loads(ns3.attrs["sweep_dims"])
+    frames = []
+    for view, wanted in views.items():
+        for metric, tolerance in wanted.items():
+            [(kind, bound)] = tolerance.items()
+            left = _view_values(ns3, view, metric, dims).rename("ns3")
+            if emulated is None:
+                right = left.rename("emu") * np.nan
+            else:
+                right = _view_values(emulated, view, metric, dims).rename("emu")
+            frame = pd.concat([left, right], axis=1, join="outer").reset_index()
+            frame = frame[frame["ns3"].notna() | frame["emu"].notna()]
+            frame.insert(len(dims), "view", view)
+            frame.insert(len(dims) + 1, "metric", metric)
+            if kind == "abs":
+                frame["difference"] = frame["emu"] - frame["ns3"]
+                within = frame["difference"].abs() <= bound
+            else:
+                frame["difference"] = frame["emu"] / frame["ns3"]
+                both_zero = (frame["emu"] == 0) & (frame["ns3"] == 0)
+                ratio = np.fmax(frame["difference"], 1.0 / frame["difference"])
+                within = both_zero | (ratio <= bound)
+            frame["tolerance"] = f"{kind} {bound:g}"
+            frame["within"] = within.where(frame["emu"].notna())
+            frames.append(frame)
+    table = pd.concat(frames).reset_index(drop=True)
+    if emulated is not None and "fidelity_ok" in emulated:
+        gate = emulated["fidelity_ok"].min("rep").to_dataframe().reset_index()
+        table = table.merge(gate[[*dims, "fidelity_ok"]], on=dims, how="left")
+    else:
+        table["fidelity_ok"] = np.nan
+    ran = table["fidelity_ok"].notna()
+    table["fidelity"] = np.select(
+        [~ran, table["ns3"].isna() | table["emu"].isna(), table["fidelity_ok"] == 1],
+        ["not run", "not measured", "ok"],
+        "flagged",
+    )
+    return table.drop(columns="fidelity_ok")
+
+
 def _provenance(emulated: xr.Dataset) -> str:
     """Route, kernel, accelerator and traffic tools of the emulated runs (for the caption)."""
     if "run_kernel" not in emulated:
@@ -315,8 +433,76 @@ def _fmt_ms(value: float) -> str:
     return _fmt(value, ".0f" if abs(value) >= 100 else ".1f" if abs(value) >= 10 else ".2f")
 
 
-def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) -> Path:
-    """The table as a LaTeX longtable for the paper (atomically)."""
+#: how a view's metric is named and printed in the paper's table
+_VIEW_LABELS = {
+    "jain": ("Jain index", ".3f"),
+    "loss_probability": ("loss probability", ".2e"),
+    "retransmission_probability": ("retransmitted / sent", ".2e"),
+    "queue_fraction": ("mean queue / buffer", ".2f"),
+}
+
+
+def _tolerance_tex(metric: str, tolerance: str) -> str:
+    kind, bound = tolerance.split()
+    label = _VIEW_LABELS[metric][0]
+    return f"{label} $\\pm${bound}" if kind == "abs" else f"{label} within a factor {bound}"
+
+
+def _views_tex(views: pd.DataFrame, figure: str) -> list[str]:
+    """The views' table (:func:`compare_views`) as a second longtable."""
+    dims = list(views.columns[: list(views.columns).index("view")])
+    usable = views[views["fidelity"] == "ok"]
+    names = ", ".join(
+        f"{view} ({', '.join(_VIEW_LABELS[m][0] for m in group['metric'].unique())})"
+        for view, group in views.groupby("view", sort=False)
+    )
+    pairs = views[["metric", "tolerance"]].drop_duplicates().itertuples(index=False)
+    tolerances = "; ".join(_tolerance_tex(metric, tolerance) for metric, tolerance in pairs)
+    head = " & ".join(tex(d) for d in dims)
+    star = r"$^\ast$"
+    lines = [
+        r"\begingroup\small",
+        r"\begin{longtable}{@{}" + "l" * len(dims) + "lrrrl@{}}",
+        rf"\caption{{\textbf{{{tex(figure)}, its views.}} ns-3 vs emulation on the same runs: "
+        rf"{tex(names)} per cell. Tolerance: {tolerances}. Within tolerance: "
+        rf"{int(usable['within'].astype(bool).sum())} of {len(usable)} among runs that passed "
+        rf"the fidelity gate.}}\label{{tab:crosscheck-{figure}-views}}\\",
+        rf"\toprule {head} & metric & ns-3 & emu. & $\Delta$ or ratio & gate \\ \midrule",
+        r"\endhead",
+    ]
+    for _, row in views.iterrows():
+        label, spec = _VIEW_LABELS[row["metric"]]
+        outside = row["fidelity"] == "ok" and row["within"] is not np.nan and not row["within"]
+        if row["tolerance"].startswith("factor"):
+            change = _fmt(row["difference"], ".2f")
+            change = change if change == "--" else rf"$\times${change}"
+        else:
+            change = _fmt(row["difference"], "+" + spec)
+        cells = " & ".join(tex(str(row[d])) for d in dims)
+        lines.append(
+            f"{cells} & {tex(label)} & {_fmt(row['ns3'], spec)} & {_fmt(row['emu'], spec)} & "
+            f"{change}{star if outside else ''} & {tex(row['fidelity'])} " + r"\\"
+        )
+    lines += [
+        r"\bottomrule",
+        r"\multicolumn{" + str(len(dims) + 5) + r"}{@{}l}{$^\ast$ outside the stated tolerance.}\\",
+        r"\end{longtable}",
+        r"\endgroup",
+    ]
+    return lines
+
+
+def write_tex(
+    table: pd.DataFrame,
+    path: str | os.PathLike[str],
+    figure: str,
+    views: pd.DataFrame | None = None,
+) -> Path:
+    """The table as a LaTeX longtable for the paper (atomically).
+
+    With ``views`` (:func:`compare_views`), a second longtable of the views' metrics
+    follows it.
+    """
     dims = [c for c in table.columns if c not in _VALUE_COLUMNS]
     counts = summary(table)
     tol_pp, tol_rtt = table.attrs["utilisation_pp"], table.attrs["rtt_rel"]
@@ -365,6 +551,8 @@ def write_tex(table: pd.DataFrame, path: str | os.PathLike[str], figure: str) ->
         r"\end{longtable}",
         r"\endgroup",
     ]
+    if views is not None and len(views):
+        lines += _views_tex(views, figure)
     return _atomic(path, "\n".join(lines) + "\n")
 
 

@@ -160,7 +160,8 @@ def cell_summary(run: xr.Dataset) -> dict[str, float]:
 
     ``goodput_mbps`` (sum over the bulk flows), ``cwnd_pkts`` (mean window per bulk
     flow, in segments of the run's MSS; NaN when the run does not record its MSS),
-    ``cwnd_kb``, ``loss_events`` and ``loss_pct`` (per bulk
+    ``cwnd_kb``, ``loss_events``, ``loss_pct`` (NaN where drops are not recorded per
+    flow: an emulated run) and ``retx_pct`` (retransmitted segments, per bulk
     flow), ``rtts`` (measured window in mean RTTs), ``queue_pkts`` and ``buffer_pkts``
     of the most occupied traced queue, ``window_s``.
     """
@@ -179,6 +180,7 @@ def cell_summary(run: xr.Dataset) -> dict[str, float]:
         "cwnd_kb": float(run["cwnd_bytes"].where(mask & bulk).mean()) / 1e3,
         "loss_events": float(loss_events(run).where(bulk).mean()),
         "loss_pct": float(metrics.loss_rate(run).where(bulk).mean()) * 100.0,
+        "retx_pct": float(metrics.retransmission_rate(run).where(bulk).mean()) * 100.0,
         "rtts": float(measured_rtts(run).where(bulk).mean()),
         "queue_pkts": float(queue.isel(link=link)),
         "queue_link": str(run["link"].values[link]),

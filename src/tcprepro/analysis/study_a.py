@@ -92,8 +92,10 @@ def cell_mechanism(run: xr.Dataset) -> dict[str, xr.DataArray | float]:
     """What one cell's traces show, averaged over the measurement window and the reps.
 
     ``queue_pkts`` and ``queue_delay_ms`` (the queueing delay the mean backlog implies
-    at the link rate) per link; ``rtt_ms`` and ``loss_pct`` (data loss) per flow;
-    ``lost_acks_down``: ACKs of the download dropped per run (in the uplink queue).
+    at the link rate) per link; ``rtt_ms``, ``loss_pct`` (data loss) and ``retx_pct``
+    (retransmitted) per flow; ``lost_acks_down``: ACKs of the download dropped per run
+    (in the uplink queue). Losses are NaN where a run does not record drops per flow
+    (an emulated run), never 0.
     """
     mask = metrics.window(run)
     queue_bytes = run["queue_bytes"].where(mask).mean(["time", "rep"])
@@ -102,8 +104,9 @@ def cell_mechanism(run: xr.Dataset) -> dict[str, xr.DataArray | float]:
         "queue_delay_ms": queue_bytes * 8 / run["link_rate_bps"].isel(rep=0) * 1000,
         "rtt_ms": (metrics.mean_rtt_s(run) * 1000).mean("rep"),
         "loss_pct": metrics.loss_rate(run).mean("rep") * 100,
+        "retx_pct": metrics.retransmission_rate(run).mean("rep") * 100,
         "lost_acks_down": float(
-            run["lost_ack_pkts"].sel(flow="down").where(mask).sum(["time"]).mean("rep")
+            run["lost_ack_pkts"].sel(flow="down").where(mask).sum(["time"], min_count=1).mean("rep")
         ),
     }
 

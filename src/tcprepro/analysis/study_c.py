@@ -89,8 +89,10 @@ def pair_metrics(ds: xr.Dataset) -> xr.Dataset:
 
     Variables: ``utilisation`` (summed goodput of f1 and f2 / goodput capacity),
     ``jain`` (Jain index of their goodputs), ``loss_probability`` (their data segments
-    dropped by the bottleneck buffer / sent), ``queue_pkts`` (time-mean queue) and
-    ``queue_fraction`` (``queue_pkts`` / buffer), all over the measurement window.
+    dropped by the bottleneck buffer / sent; NaN where drops are not recorded per
+    flow, an emulated run), ``retransmission_probability`` (their data segments
+    retransmitted / sent, recorded by both backends), ``queue_pkts`` (time-mean queue)
+    and ``queue_fraction`` (``queue_pkts`` / buffer), all over the measurement window.
     """
     flows = list(_PAIR)
     queue = metrics.mean_queue_pkts(ds).sel(link=_BOTTLENECK, drop=True)
@@ -102,6 +104,7 @@ def pair_metrics(ds: xr.Dataset) -> xr.Dataset:
             "utilisation": metrics.total_utilisation(ds, flows),
             "jain": metrics.jain_index(metrics.goodput_bps(ds).sel(flow=flows)),
             "loss_probability": metrics.loss_probability(ds, flows),
+            "retransmission_probability": metrics.retransmission_probability(ds, flows),
             "queue_pkts": queue,
             "queue_fraction": queue / buffer,
         }

@@ -467,4 +467,14 @@ def validate_workflow_config(
             )
         if block.get("study") != figures[target].get("study"):
             raise ConfigError(f"figures.{figure}.data: {target!r} is in another study", source)
+    for figure, block in figures.items():  # the views a twin compares: known ones only
+        views = block.get("crosscheck", {}).get("views")
+        if views is None:
+            continue
+        from tcprepro.analysis.crosscheck import check_views
+
+        try:
+            check_views(views)
+        except ValueError as error:
+            raise ConfigError(f"figures.{figure}.{error}", source) from None
     return WorkflowConfig(dict(data))

@@ -422,7 +422,13 @@ def describe_cells(
                     else f"mean cwnd {s['cwnd_kb']:.0f} kB, "
                 )
                 + f"{s['loss_events']:.0f} loss events "
-                f"and {s['loss_pct']:.2f} % loss per flow in {s['window_s']:g} s "
+                + (
+                    f"and {s['loss_pct']:.2f} % loss per flow "
+                    if np.isfinite(s["loss_pct"])
+                    else f"and {s['retx_pct']:.2f} % retransmitted per flow (drops not "
+                    "recorded per flow) "
+                )
+                + f"in {s['window_s']:g} s "
                 f"({s['rtts']:.0f} RTTs); {s['queue_link']} queue {s['queue_pkts']:.1f} of "
                 f"{s['buffer_pkts']:.0f} packets on average"
             )

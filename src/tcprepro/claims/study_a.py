@@ -384,6 +384,10 @@ def a_explain_traces(
         stats = cell_mechanism(run)
         queue_pkts, delay_ms = stats["queue_pkts"], stats["queue_delay_ms"]
         rtt_ms, loss, acks = stats["rtt_ms"], stats["loss_pct"], stats["lost_acks_down"]
+        if not np.isfinite(loss.values).any():  # an emulated run: no drops per flow
+            loss, lost = stats["retx_pct"], "retransmitted"
+        else:
+            lost = "data loss"
         queues = ", ".join(
             f"{link} queue {float(queue_pkts.sel(link=link)):.0f} of "
             f"{int(run['link_buffer_pkts'].isel(rep=0).sel(link=link))} packets "
@@ -393,10 +397,14 @@ def a_explain_traces(
         parts.append(
             f"{cell['figure']} (up={cell['up']}, down={cell['down']}): {queues}; "
             f"RTT {float(rtt_ms.sel(flow='down')):.0f} ms (download) and "
-            f"{float(rtt_ms.sel(flow='up')):.0f} ms (upload); data loss "
+            f"{float(rtt_ms.sel(flow='up')):.0f} ms (upload); {lost} "
             f"{float(loss.sel(flow='down')):.2f} % (download) and "
-            f"{float(loss.sel(flow='up')):.2f} % (upload); {acks:.0f} ACKs of the download "
-            "dropped per run in the uplink queue"
+            f"{float(loss.sel(flow='up')):.2f} % (upload); "
+            + (
+                f"{acks:.0f} ACKs of the download dropped per run in the uplink queue"
+                if np.isfinite(acks)
+                else "ACK drops not recorded per flow"
+            )
         )
     if not parts:
         return ""
