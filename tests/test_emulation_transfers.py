@@ -95,6 +95,9 @@ def test_a_transfer_still_running_at_the_end_is_censored(tmp_path):
     assert info["transfer_end_s"][0] < 1.0
     assert math.isnan(info["transfer_end_s"][1])
     assert 0 < info["transfer_rx_bytes"][1] < plan[1].size_bytes
+    # the bytes the run delivered by its end, not those the sink read in its grace second
+    running = received["transfers"]["1"]
+    assert info["transfer_rx_bytes"][1] == running["rx_bytes_by_end"] <= running["rx_bytes"]
 
 
 def test_a_last_byte_read_after_the_run_end_is_censored_as_in_ns3():
@@ -103,11 +106,15 @@ def test_a_last_byte_read_after_the_run_end_is_censored_as_in_ns3():
     plan = planned([(0.1, 1000), (0.5, 1000)])
     sent = {"transfers": {"0": {"opened_s": 0.1}, "1": {"opened_s": 0.5}}}
     received = {
-        "transfers": {"0": {"rx_bytes": 1000, "end_s": 0.9}, "1": {"rx_bytes": 1000, "end_s": 1.4}}
+        "transfers": {
+            "0": {"rx_bytes": 1000, "rx_bytes_by_end": 1000, "end_s": 0.9},
+            "1": {"rx_bytes": 1000, "rx_bytes_by_end": 600, "end_s": 1.4},
+        }
     }
     info = transfers.transfer_info(plan, sent, received, until_s=1.0)
     assert info["transfer_end_s"][0] == 0.9
     assert math.isnan(info["transfer_end_s"][1])
+    assert info["transfer_rx_bytes"] == [1000.0, 600.0]  # by the run's end, as ns-3
     assert transfers.summary(plan, sent, received, until_s=1.0)["delivered"] == 1
     assert transfers.summary(plan, sent, received)["delivered"] == 2
 

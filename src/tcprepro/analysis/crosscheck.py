@@ -438,7 +438,7 @@ _VIEW_LABELS = {
     "jain": ("Jain index", ".3f"),
     "loss_probability": ("loss probability", ".2e"),
     "retransmission_probability": ("retransmitted / sent", ".2e"),
-    "queue_fraction": ("mean queue / buffer", ".2f"),
+    "queue_fraction": ("mean queue / buffer", ".3f"),
 }
 
 

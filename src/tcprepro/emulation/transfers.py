@@ -170,6 +170,8 @@ def sink_argv(
         str(port),
         "--until",
         repr(until_s + SINK_GRACE_S),
+        "--run-end",
+        repr(until_s),
         *start_argv(files),
     ]
     if recv_buffer is not None:
@@ -218,7 +220,8 @@ def transfer_info(
         out["transfer_size_bytes"].append(int(planned.size_bytes))
         out["transfer_connected_s"].append(_seconds(mine.get("connected_s")))
         out["transfer_end_s"].append(end_within(got, until_s))
-        out["transfer_rx_bytes"].append(float(got.get("rx_bytes", 0)))
+        # the bytes read by the run's end, as ns-3 counts them (not the grace second's)
+        out["transfer_rx_bytes"].append(float(got.get("rx_bytes_by_end", got.get("rx_bytes", 0))))
         out["transfer_tx_data_pkts"].append(math.nan)
         out["transfer_lost_data_pkts"].append(math.nan)
     return out
@@ -401,7 +404,7 @@ def _sink(args: argparse.Namespace) -> int:
                     conn.setblocking(False)
                     selector.register(conn, selectors.EVENT_READ, _Incoming(conn))
                 continue
-            _read_some(selector, key.data, buffer, report, time.monotonic() - t0)
+            _read_some(selector, key.data, buffer, report, time.monotonic() - t0, args.run_end)
     write_json(args.out, {"transfers": report})
     return 0
 
@@ -412,6 +415,7 @@ def _read_some(
     buffer: bytearray,
     report: dict[str, dict[str, Any]],
     now: float,
+    run_end: float,
 ) -> None:
     try:
         count = conn.sock.recv_into(buffer)
@@ -431,9 +435,11 @@ def _read_some(
         if len(conn.header) < HEADER.size:
             return
         conn.index, conn.size = HEADER.unpack(conn.header)
-        report[str(conn.index)] = {"rx_bytes": 0}
+        report[str(conn.index)] = {"rx_bytes": 0, "rx_bytes_by_end": 0}
     entry = report[str(conn.index)]
     entry["rx_bytes"] += len(data)
+    if now <= run_end:  # what the run itself delivered; the grace second's bytes are not
+        entry["rx_bytes_by_end"] = entry["rx_bytes"]
     if entry["rx_bytes"] >= conn.size and "end_s" not in entry:
         entry["end_s"] = round(now, 9)
 
@@ -453,6 +459,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sink.add_argument("--bind", required=True)
     sink.add_argument("--port", type=int, required=True)
     sink.add_argument("--rcvbuf", type=int, help="SO_RCVBUF of the listening socket (bytes)")
+    sink.add_argument(
+        "--run-end", type=float, default=math.inf, help="the run's end (s after the go)"
+    )
     for role in (send, sink):
         role.add_argument("--until", type=float, required=True)
         add_start_arguments(role)
