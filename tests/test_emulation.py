@@ -822,6 +822,18 @@ def test_crosscheck_marks_disagreements_flags_and_cells_not_emulated(tmp_path):
     assert len(fig.axes) == 2
 
 
+def test_a_cells_total_row_follows_its_own_flows():
+    """The table reads cell by cell: each cell's flows, then its total."""
+    from tcprepro.analysis import crosscheck
+
+    cells = {"NewReno": (8e6, 1e6), "Cubic": (8e6, 1e6), "Vegas": (2e6, 1.5e6)}
+    table = crosscheck.compare(_combined(cells), _combined(cells), 10, 0.2, total=True)
+    rows = list(zip(table["up"], table["flow"], strict=True))
+    assert rows == [
+        (up, flow) for up in ("NewReno", "Cubic", "Vegas") for flow in ("down", "up", "total")
+    ]
+
+
 def test_a_transfer_generator_is_compared_by_the_load_its_transfers_carried():
     """X12's background row: the bytes of the transfers whose last byte arrived in the
     window, over the window and the goodput capacity of the generator's calibration, the

@@ -177,7 +177,21 @@ def _cells(
         frame = frame.reset_index(drop=True)
     if carried is not None and len(carried):
         frame = pd.concat([frame, carried]).reset_index(drop=True)
-    return frame
+    return _cell_by_cell(frame, dims)
+
+
+def _cell_by_cell(frame: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
+    """Rows grouped by cell, in the order the cells first appear.
+
+    A cell's total and generator rows follow its own flows' rows rather than coming
+    after every cell's flows.
+    """
+    if not dims or frame.empty:
+        return frame
+    cells = [tuple(row) for row in frame[dims].astype(str).to_numpy()]
+    order = {cell: i for i, cell in enumerate(dict.fromkeys(cells))}
+    position = np.array([order[cell] for cell in cells])
+    return frame.iloc[np.argsort(position, kind="stable")].reset_index(drop=True)
 
 
 def compare(
