@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from synthetic import synthetic_run
 from tcprepro import claims
@@ -322,3 +323,24 @@ def test_one_repetition_states_no_standard_deviation():
     assert one.value == "up 95 %, down 40 %"
     two = check({"A2": a_figure("A2", grid((95, 40)), reps=2)}, **args)
     assert re.fullmatch(r"up 95 ± \d+ %, down 40 ± \d+ %", two.value)
+
+
+def test_figures_with_as_many_repetitions_share_their_bootstrap_draws():
+    """Repetition r of every figure runs with seed r (A3 and A4: the same planned
+    transfers), so a resample keeps the pairs a check matches transfer by transfer;
+    a figure with another count of repetitions draws its own."""
+    from tcprepro.claims import _resamples
+
+    data = {
+        "A3": xr.Dataset(coords={"rep": range(10)}),
+        "A4": xr.Dataset(coords={"rep": range(10)}),
+        "A1": xr.Dataset(coords={"rep": range(3)}),
+    }
+    draws = list(_resamples(data, ["A3", "A4", "A1"], 100))
+    assert len(draws) == 100
+    assert all(d["A3"] == d["A4"] for d in draws)
+    assert any(d["A3"] != list(range(10)) for d in draws)
+    assert {len(d["A1"]) for d in draws} == {3}
+    small = list(_resamples({k: data[k] for k in ("A1",)} | {"B": data["A1"]}, ["A1", "B"], 100))
+    assert len(small) == 27  # every ordered resample of 3, shared
+    assert all(d["A1"] == d["B"] for d in small)

@@ -306,21 +306,27 @@ def _resamples(
 ) -> Iterator[dict[str, list[int]]]:
     """Bootstrap resamples of the repetitions of each figure that has two or more.
 
-    Every ordered resample when there are at most ``limit`` of them (2 repetitions: 4,
-    3 repetitions: 27), else ``limit`` drawn with a fixed seed.
+    Repetition r of every figure runs with seed r, so figures with as many repetitions
+    share their draws (common random numbers): A3's and A4's repetition r carry the same
+    planned transfers, which a check comparing them transfer by transfer pairs, and a
+    resample keeps those pairs. Every ordered resample when there are at most ``limit``
+    of them (2 repetitions: 4, 3 repetitions: 27), else ``limit`` drawn with a fixed seed.
     """
     reps = {f: datasets[f].sizes.get("rep", 1) for f in figures if f in datasets}
     reps = {f: n for f, n in reps.items() if n >= 2}
     if not reps or limit <= 0:
         return
-    if prod(n**n for n in reps.values()) <= limit:
-        choices = [list(product(range(n), repeat=n)) for n in reps.values()]
+    counts = sorted(set(reps.values()))
+    if prod(n**n for n in counts) <= limit:
+        choices = [list(product(range(n), repeat=n)) for n in counts]
         for combo in product(*choices):
-            yield {f: list(idx) for f, idx in zip(reps, combo, strict=True)}
+            drawn = dict(zip(counts, combo, strict=True))
+            yield {f: list(drawn[n]) for f, n in reps.items()}
         return
     rng = np.random.default_rng(0)
     for _ in range(limit):
-        yield {f: [int(i) for i in rng.integers(0, n, n)] for f, n in reps.items()}
+        drawn = {n: [int(i) for i in rng.integers(0, n, n)] for n in counts}
+        yield {f: list(drawn[n]) for f, n in reps.items()}
 
 
 def _confidence(
