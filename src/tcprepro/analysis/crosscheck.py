@@ -17,7 +17,7 @@ that the fidelity gate flagged are marked, never silently counted as agreeing
 or disagreeing. :func:`tcprepro.plotting.crosscheck_scatter` draws the table.
 
 A twin whose catalogue figure has views drawn from the same runs (X2: C3.1, and
-C3.2's Jain index, C3.5's loss probability and queue) compares those views' own
+C3.2's Jain index, C3.5's loss and queue) compares those views' own
 metrics too, cell by cell (:func:`compare_views`, ``crosscheck.views``), each with
 its stated tolerance: an absolute difference, or a factor either way for a metric
 read on a log scale.
@@ -352,7 +352,7 @@ def compare_views(
                 ratio = np.fmax(frame["difference"], 1.0 / frame["difference"])
                 within = both_zero | (ratio <= bound)
             frame["tolerance"] = f"{kind} {bound:g}"
-            frame["within"] = within.where(frame["emu"].notna())
+            frame["within"] = within.where(frame["emu"].notna() & frame["ns3"].notna())
             frames.append(frame)
     table = pd.concat(frames).reset_index(drop=True)
     if emulated is not None and "fidelity_ok" in emulated:
