@@ -462,6 +462,26 @@ def _tolerance_tex(metric: str, tolerance: str) -> str:
     return f"{label} $\\pm${bound}" if kind == "abs" else f"{label} within a factor {bound}"
 
 
+def _longtable(columns: str, caption: str, header: str, rows: list[str]) -> list[str]:
+    """A cross-check longtable around its rows.
+
+    The caption (with its label), the header and the footnote marking the values
+    outside the stated tolerance; ``columns``' length is the table's column count.
+    """
+    return [
+        r"\begingroup\small",
+        r"\begin{longtable}{@{}" + columns + "@{}}",
+        caption + r"\\",
+        rf"\toprule {header} \\ \midrule",
+        r"\endhead",
+        *rows,
+        r"\bottomrule",
+        r"\multicolumn{" + str(len(columns)) + r"}{@{}l}{$^\ast$ outside the stated tolerance.}\\",
+        r"\end{longtable}",
+        r"\endgroup",
+    ]
+
+
 def _views_tex(views: pd.DataFrame, figure: str) -> list[str]:
     """The views' table (:func:`compare_views`) as a second longtable."""
     dims = list(views.columns[: list(views.columns).index("view")])
@@ -474,16 +494,13 @@ def _views_tex(views: pd.DataFrame, figure: str) -> list[str]:
     tolerances = "; ".join(_tolerance_tex(metric, tolerance) for metric, tolerance in pairs)
     head = " & ".join(tex(d) for d in dims)
     star = r"$^\ast$"
-    lines = [
-        r"\begingroup\small",
-        r"\begin{longtable}{@{}" + "l" * len(dims) + "lrrrl@{}}",
+    caption = (
         rf"\caption{{\textbf{{{tex(figure)}, its views.}} ns-3 vs emulation on the same runs: "
         rf"{tex(names)} per cell. Tolerance: {tolerances}. Within tolerance: "
         rf"{int(usable['within'].astype(bool).sum())} of {len(usable)} among runs that passed "
-        rf"the fidelity gate.}}\label{{tab:crosscheck-{figure}-views}}\\",
-        rf"\toprule {head} & metric & ns-3 & emu. & $\Delta$ or ratio & gate \\ \midrule",
-        r"\endhead",
-    ]
+        rf"the fidelity gate.}}\label{{tab:crosscheck-{figure}-views}}"
+    )
+    rows = []
     for _, row in views.iterrows():
         label, spec = _VIEW_LABELS[row["metric"]]
         outside = row["fidelity"] == "ok" and row["within"] is not np.nan and not row["within"]
@@ -493,17 +510,12 @@ def _views_tex(views: pd.DataFrame, figure: str) -> list[str]:
         else:
             change = _fmt(row["difference"], "+" + spec)
         cells = " & ".join(tex(str(row[d])) for d in dims)
-        lines.append(
+        rows.append(
             f"{cells} & {tex(label)} & {_fmt(row['ns3'], spec)} & {_fmt(row['emu'], spec)} & "
             f"{change}{star if outside else ''} & {tex(row['fidelity'])} " + r"\\"
         )
-    lines += [
-        r"\bottomrule",
-        r"\multicolumn{" + str(len(dims) + 5) + r"}{@{}l}{$^\ast$ outside the stated tolerance.}\\",
-        r"\end{longtable}",
-        r"\endgroup",
-    ]
-    return lines
+    header = f"{head} & metric & ns-3 & emu. & $\\Delta$ or ratio & gate"
+    return _longtable("l" * len(dims) + "lrrrl", caption, header, rows)
 
 
 def write_tex(
@@ -526,9 +538,7 @@ def write_tex(
     )
     head = " & ".join(tex(d) for d in dims)
     rel_head = r" (\%)" if tol_rel is not None else ""
-    lines = [
-        r"\begingroup\small",
-        r"\begin{longtable}{@{}" + "l" * len(dims) + "rrrrrrl@{}}",
+    caption = (
         rf"\caption{{\textbf{{{tex(figure)}.}} ns-3 vs emulation (Mininet, real Linux TCP): "
         rf"utilisation (\%) and mean RTT (ms) per flow. Tolerance: {tol_util}, "
         rf"$\pm${tol_rtt * 100:g}\% RTT. Within tolerance: {counts['util_within']} of "
@@ -536,12 +546,12 @@ def write_tex(
         rf"RTTs among runs that passed the fidelity gate; {counts['flagged']} rows flagged by the "
         rf"gate, {counts['not_run']} not run (variant not offered by the kernel). "
         rf"Emulation: {tex(table.attrs.get('provenance', ''))}.}}"
-        rf"\label{{tab:crosscheck-{figure}}}\\",
-        rf"\toprule {head} & ns-3 & emu. & $\Delta$ pp{rel_head} & RTT ns-3 & RTT emu. & "
-        r"$\Delta$ RTT & "
-        r"gate \\ \midrule",
-        r"\endhead",
-    ]
+        rf"\label{{tab:crosscheck-{figure}}}"
+    )
+    header = (
+        rf"{head} & ns-3 & emu. & $\Delta$ pp{rel_head} & RTT ns-3 & RTT emu. & $\Delta$ RTT & gate"
+    )
+    rows = []
     for _, row in table.iterrows():
         outside = row["fidelity"] == "ok"
         mark_u = (
@@ -554,17 +564,12 @@ def write_tex(
         diff = _fmt(row["diff_pp"], "+.1f")
         if tol_rel is not None and np.isfinite(row["util_rel"]):  # the bound that may bind
             diff += f" ({_fmt(row['util_rel'] * 100, '+.0f', unit=_PERCENT)})"
-        lines.append(
+        rows.append(
             f"{cells} & {util} & {diff}{mark_u} & {rtt} & "
             f"{_fmt(row['rtt_diff_rel'] * 100, '+.0f', unit=_PERCENT)}{mark_r} & "
             rf"{tex(row['fidelity'])} \\"
         )
-    lines += [
-        r"\bottomrule",
-        r"\multicolumn{" + str(len(dims) + 7) + r"}{@{}l}{$^\ast$ outside the stated tolerance.}\\",
-        r"\end{longtable}",
-        r"\endgroup",
-    ]
+    lines = _longtable("l" * len(dims) + "rrrrrrl", caption, header, rows)
     if views is not None and len(views):
         lines += _views_tex(views, figure)
     return _atomic(path, "\n".join(lines) + "\n")
