@@ -720,38 +720,41 @@ def test_vm_route_d1_cells_set_each_buffer_at_its_own_end(vm_batch):
 
 @pytest.mark.slow
 def test_vm_route_d1_window_from_ss_agrees_with_throughput_times_rtt(vm_batch):
-    """Two independent measurements of the send window of the buffer-limited cell: the
-    sampled bytes in flight of the sender (ss bytes_sent - bytes_acked) and the bytes the
-    receiver got per smoothed RTT (Little's law); and the 16-KiB cell stays far below the
-    link while the 1-MiB one fills it (D-c2)."""
+    """Two independent measurements of the send window of each cell: the sampled bytes in
+    flight of the sender (ss bytes_sent - bytes_acked) and the bytes the receiver got per
+    smoothed RTT (Little's law). The 1-MiB cell fills the link. Linux grants twice each
+    requested send buffer (iperf 2's report); the 16-KiB cell stays far below the link
+    only when the kernel holds the sender to that buffer, which Linux 6.1 often does not
+    at this time-scaled RTT (400 ms: 0.2-0.8 MB in flight at the peak); the analysis then
+    marks the cell (``send_buffer_held``) and D-c1/D-c2 leave it out."""
     from tcprepro.analysis.study_d import buffer_table
     from tcprepro.store import combine_runs
 
     table = buffer_table(combine_runs([vm_batch["d1_16KiB"], vm_batch["d1_1MiB"]]))
     small = table[table["send_buffer_bytes"] == 16 * 1024].iloc[0]
     large = table[table["send_buffer_bytes"] == 1024 * 1024].iloc[0]
-    print(
-        table[
-            [
-                "send_buffer_bytes",
-                "measured_bps",
-                "window_bytes",
-                "window_little_bytes",
-                "mean_rtt_s",
-                "fidelity_ok",
-            ]
-        ].to_string()
-    )
+    columns = ["send_buffer_bytes", "measured_bps", "window_bytes", "window_little_bytes"]
+    columns += ["peak_window_bytes", "mean_rtt_s", "send_buffer_held", "fidelity_ok"]
+    print(table[columns].to_string())
+    for name, requested in (("d1_16KiB", 16 * 1024), ("d1_1MiB", 1024 * 1024)):
+        client = json.loads(vm_batch[name].attrs["iperf3"])["f0"]["client"]
+        assert client["window_size_bytes"] == 2 * requested, name
     flags = (
         vm_batch["d1_1MiB"].attrs["fidelity_flags"] + vm_batch["d1_16KiB"].attrs["fidelity_flags"]
     )
     if int(small["fidelity_ok"]) == 0 or int(large["fidelity_ok"]) == 0:
-        # a flagged run is no evidence of anything, D-c2 included: QEMU TCG lost its time
-        # base (a 16-KiB cell with 0.9 s of mean RTT and 470 KB "in flight" was seen so)
+        # a flagged run is no evidence of anything, D-c2 included
         pytest.skip(f"the fidelity gate flagged the runs (host too busy for TCG): {flags}")
-    assert small["measured_bps"] < 0.5 * small["capacity_bps"]
     assert small["window_bytes"] == pytest.approx(small["window_little_bytes"], rel=0.3)
     assert large["measured_bps"] >= 0.85 * large["capacity_bps"]
+    if bool(small["send_buffer_held"]):
+        assert small["measured_bps"] < 0.5 * small["capacity_bps"]  # D-c2's premise
+    else:  # Linux 6.1 at RTT 400 ms, in QEMU and UML alike (docs/emulation.md)
+        print(
+            f"BE 16 KiB: peak {small['peak_window_bytes']:.0f} B in flight for a granted "
+            f"buffer of {small['sndbuf_granted_bytes']:.0f} B (kernel "
+            f"{vm_batch['d1_16KiB'].attrs.get('kernel', '?')}): not held, left out of D-c1/D-c2"
+        )
 
 
 # ---------------------------------------------------------------------------

@@ -131,6 +131,38 @@ def test_buffer_claims_pass_on_ns3_and_fail_when_the_data_disagree(tiny_d1):
     assert "shorter than 50 RTTs" in results["D-c1"].explanation
 
 
+def test_a_sender_past_its_send_buffer_is_named_and_left_out_of_the_buffer_claims(tiny_d1):
+    from tcprepro.analysis.study_d import buffer_table, window_comparison
+
+    # D1's runs read as an emulated D1.1 that the gate accepted: Linux grants 2 x BE, so
+    # ns-3's windows (FE = BE) are within what a sender held to its buffer keeps in flight
+    emulated = tiny_d1.copy().assign_attrs(figure="D1.1", backend="mininet")
+    emulated["fidelity_ok"] = xr.ones_like(emulated["goodput_bps"].isel(time=0, flow=0, drop=True))
+    table = buffer_table(emulated).set_index("send_buffer")
+    assert table["send_buffer_held"].all()
+    assert table.loc["64KiB", "sndbuf_granted_bytes"] == 2 * 64 * 1024
+    # the 64-KiB sender with 300 kB in flight at one interval: past 128 KiB + two 64-KiB skbs
+    at_64 = (emulated["send_buffer"] == "64KiB") & (emulated["time"] == emulated["time"][-1])
+    emulated["unacked_bytes"] = emulated["unacked_bytes"].where(~at_64, 3e5)
+    table = buffer_table(emulated)
+    rows = table.set_index("send_buffer")
+    assert rows.loc["64KiB", "peak_window_bytes"] == 3e5
+    assert not rows.loc["64KiB", "send_buffer_held"]
+    assert rows.loc["2MiB", "send_buffer_held"]
+    limits = window_comparison(table).set_index("BE (KiB)")["Limit"]
+    assert limits["64"] == "BE not held"
+    results = _verdicts({"D1": tiny_d1, "D1.1": emulated})
+    for claim in ("D-c1", "D-c2"):
+        coverage = results[claim].coverage
+        assert "1 where the kernel did not hold the sender to its send buffer" in coverage
+        assert "(peak in flight 2.3-2.3 x the granted buffer) left out" in coverage
+    # D-c1 judges D1.1 on the other cell only (1 of 1 cells, BE 2 MiB)
+    part = results["D-c1"].value.split("D1.1 (mininet)")[1]
+    assert "BE 2048 KiB" in part
+    assert "of 1 cells" in part
+    assert "BE 64 KiB" not in part
+
+
 def test_loss_claim_parts_are_checked_against_the_data(tiny_d3):
     table_result = _verdicts({"D3": tiny_d3})["D-c3"]
     assert table_result.verdict in ("reproduced", "not reproduced")

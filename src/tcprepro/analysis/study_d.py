@@ -61,6 +61,7 @@ from tcprepro.topology import build_plan, flow_path
 
 __all__ = [
     "BACKEND_COEFFICIENTS",
+    "LINUX_SKB_MAX_PAYLOAD",
     "buffer_table",
     "by_backend",
     "cell_parameters",
@@ -83,6 +84,16 @@ BACKEND_COEFFICIENTS: dict[str, tuple[float, float]] = {
     "ns3": (1.0, 1.0),
     "mininet": (THESIS_C_E, THESIS_C_R),
 }
+
+
+#: the most payload one Linux skb carries (the IPv4 GSO limit): the data a sender may have
+#: admitted beyond its send buffer at the last check (see :func:`buffer_table`)
+LINUX_SKB_MAX_PAYLOAD = 64 * 1024
+
+#: the send buffer each backend grants for a requested BE: ns-3's ``SndBufSize`` is the
+#: payload it holds; Linux doubles SO_SNDBUF for its bookkeeping (``sk_sndbuf``, which
+#: iperf 2 reports per run as its "TCP window size")
+SNDBUF_GRANTED_FACTOR: dict[str, float] = {"ns3": 1.0, "mininet": 2.0}
 
 
 def _backend(ds: xr.Dataset) -> str:
@@ -113,9 +124,9 @@ def _cells(ds: xr.Dataset) -> Iterable[tuple[dict[str, Any], Scenario]]:
     dims = _sweep_dims(ds)
     configs = ds["run_config"].isel(rep=0) if "rep" in ds["run_config"].dims else ds["run_config"]
     for index in np.ndindex(configs.shape):
-        text = str(configs.values[index])
-        if not text:
-            continue  # a pending cell
+        text = configs.values[index]
+        if not isinstance(text, str) or not text:
+            continue  # a pending cell (empty, or NaN where the combined grid has no run)
         cell = {dim: _scalar(configs[dim].values[i]) for dim, i in zip(dims, index, strict=True)}
         yield cell, load_scenario_dict(json.loads(text), "run_config")
 
@@ -212,7 +223,21 @@ def buffer_table(
         ``capacity_bps``, ``bdp_bytes``, ``c_e``, ``c_r``, ``predicted_bps``
         (the uncapped model), ``error_pct`` ((D_p - D_m) / D_m in %),
         ``buffer_limited`` and ``limit`` ("send buffer", "receive buffer" or
-        "link").
+        "link"); ``sndbuf_granted_bytes`` (the send buffer the backend grants for BE),
+        ``peak_window_bytes`` (the largest interval mean of the bytes in flight over the
+        measurement window and the repetitions) and ``send_buffer_held``.
+
+    Notes
+    -----
+    ``send_buffer_held`` says whether the sender kept to its send buffer, the premise of
+    the model. ns-3 does by construction. Linux admits new data while the memory it has
+    queued is below the granted buffer, and one skb carries at most
+    :data:`LINUX_SKB_MAX_PAYLOAD`; a sender held to its buffer therefore has at most the
+    granted buffer plus the skbs admitted at the last check in flight (one or two were
+    measured: 66 and 132 KB at BE 16 KiB, 1 Gb/s, RTT 4-100 ms, Linux 6.1 in UML). A cell
+    above ``granted + 2 x 64 KiB`` was not held to BE: Linux 6.1 let a 16-KiB socket keep
+    0.4-2 MB in flight at RTT 400 ms (D1.1's time scale), with its queued memory 35-80
+    times its buffer (``ss -m``), in UML and in QEMU alike.
     """
     name = _flow_name(ds, flow)
     dims = _sweep_dims(ds)
@@ -227,9 +252,20 @@ def buffer_table(
     else:  # a backend without the trace: Little's law, window = throughput x RTT
         unacked = metrics.goodput_bps(ds).sel(flow=name, drop=True) * mean_rtt / 8.0
     window = _per_cell(unacked, dims, "window_bytes")
+    if "unacked_bytes" in ds:
+        peak = ds["unacked_bytes"].sel(flow=name, drop=True).where(mask).max(["time", "rep"])
+    else:
+        peak = (unacked * np.nan).max("rep")
+    peak_frame = peak.to_dataframe(name="peak_window_bytes").reset_index()
     rtt = _per_cell(mean_rtt, dims, "mean_rtt_s")
     capacity = _per_cell(_flow_capacity_bps(ds, name), dims, "capacity_bps")
-    frames = [measured, window, rtt, capacity[[*dims, "capacity_bps"]]]
+    frames = [
+        measured,
+        window,
+        rtt,
+        capacity[[*dims, "capacity_bps"]],
+        peak_frame[[*dims, "peak_window_bytes"]],
+    ]
     if "fidelity_ok" in ds and "rep" in ds["fidelity_ok"].dims:
         # emulated runs: 0 where the fidelity gate flagged a repetition of the cell
         gate = ds["fidelity_ok"].fillna(0).min("rep").to_dataframe(name="fidelity_ok")
@@ -243,6 +279,12 @@ def buffer_table(
     # the bytes sent per RTT (the thesis's own FE: its bursts), from throughput x mean RTT
     table["window_little_bytes"] = table["measured_bps"] * table["mean_rtt_s"] / 8.0
     table["bdp_bytes"] = table["capacity_bps"] * table["rtt_s"] / 8.0
+    table["sndbuf_granted_bytes"] = table["send_buffer_bytes"] * SNDBUF_GRANTED_FACTOR[backend]
+    if backend == "ns3":
+        table["send_buffer_held"] = True
+    else:  # no trace of the bytes in flight: nothing shows the buffer was exceeded
+        bound = table["sndbuf_granted_bytes"] + 2 * LINUX_SKB_MAX_PAYLOAD
+        table["send_buffer_held"] = ~(table["peak_window_bytes"] > bound)
     return _classify(table, c_e, c_r)
 
 
@@ -255,7 +297,8 @@ def refit_buffer_coefficients(
     receive-limited, link-limited) with the table's coefficients, which for
     today's kernel are the thesis's (fixed before the runs). This repeats the
     fit with the classification of the previous fit until it is stable, using
-    only runs the fidelity gate accepted (``fidelity_ok``). A coefficient
+    only runs the fidelity gate accepted (``fidelity_ok``) whose sender kept to its
+    send buffer (``send_buffer_held``, the model's premise). A coefficient
     without any cell to fit it stays at the table's value.
 
     Returns
@@ -265,6 +308,8 @@ def refit_buffer_coefficients(
         (``predicted_bps``, ``error_pct``, ``buffer_limited``, ``limit`` redone).
     """
     current = table[table["fidelity_ok"] == 1] if "fidelity_ok" in table else table
+    if "send_buffer_held" in current:
+        current = current[current["send_buffer_held"].astype(bool)]
     current = current[current["measured_bps"].notna()].copy()
     if current.empty:
         return math.nan, math.nan, current
@@ -530,7 +575,7 @@ def window_comparison(table: pd.DataFrame) -> pd.DataFrame:
             "Throughput (Mb/s)": (merged["measured_bps"] / 1e6).map("{:.2f}".format),
             "FE (KiB)": (merged["window_bytes"] / _KIB).map("{:.1f}".format),
             "FE/BE": merged["fe_over_be"].map("{:.3f}".format),
-            "Limit": merged["limit"],
+            "Limit": _limit_column(merged),
             "Thesis FE/BE": _optional(merged["thesis_fe_over_be"], "{:.3f}"),
             **_little_column(merged),
             **_gate_column(merged),
@@ -581,6 +626,12 @@ def _little_column(merged: pd.DataFrame) -> dict[str, pd.Series]:
         return {}
     ratio = merged["window_little_bytes"] / merged["send_buffer_bytes"]
     return {"D_m RTT/BE": ratio.map("{:.3f}".format)}
+
+
+def _limit_column(merged: pd.DataFrame) -> pd.Series:
+    """The model's limit of each cell, or "BE not held" where the sender exceeded its buffer."""
+    held = merged["send_buffer_held"].astype(bool) if "send_buffer_held" in merged else True
+    return pd.Series(np.where(held, merged["limit"], "BE not held"), index=merged.index)
 
 
 def _gate_column(merged: pd.DataFrame) -> dict[str, pd.Series]:

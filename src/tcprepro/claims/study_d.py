@@ -8,8 +8,10 @@ D1.1 with ``backend = "mininet"``); each dataset present must pass, with the
 application-level model's coefficients fixed per backend in
 :data:`~tcprepro.analysis.study_d.BACKEND_COEFFICIENTS` before any run
 (emulated Linux: the thesis's 0.55 and 3/8). Emulated runs the fidelity gate
-flagged are left out of the verdict and counted in the coverage; the
-coefficients refitted from the accepted runs are reported, never used to judge.
+flagged are left out of the verdict and counted in the coverage, and so are the
+cells where the kernel did not hold the sender to its send buffer (the model's
+premise; ``send_buffer_held`` of :func:`~tcprepro.analysis.study_d.buffer_table`);
+the coefficients refitted from the accepted runs are reported, never used to judge.
 """
 
 from __future__ import annotations
@@ -41,14 +43,29 @@ def _buffer_tables(
             continue
         table = buffer_table(data[figure])
         key = f"{figure} ({table['backend'].iloc[0]})"
-        flagged = int((table["fidelity_ok"] == 0).sum())
-        notes.append(
-            f"{key}: {len(table)} cells"
-            + (f", {flagged} flagged by the fidelity gate and left out" if flagged else "")
-        )
-        accepted = table[table["fidelity_ok"] == 1]
+        gated = table["fidelity_ok"] == 1
+        flagged = int((~gated).sum())
+        # the model's premise: the sender kept to its send buffer (see buffer_table)
+        unheld = table[gated & ~table["send_buffer_held"].astype(bool)]
+        note = f"{key}: {len(table)} cells"
+        if flagged:
+            note += f", {flagged} flagged by the fidelity gate and left out"
+        if len(unheld):
+            times = unheld["peak_window_bytes"] / unheld["sndbuf_granted_bytes"]
+            note += (
+                f", {len(unheld)} where the kernel did not hold the sender to its send buffer "
+                f"(peak in flight {float(times.min()):.1f}-{float(times.max()):.1f} x the "
+                "granted buffer) left out"
+            )
+        notes.append(note)
+        accepted = table[gated & table["send_buffer_held"].astype(bool)]
         if accepted.empty:
-            unjudged.append(f"{key}: every run flagged by the fidelity gate, not judged")
+            why = (
+                "every run flagged by the fidelity gate"
+                if not gated.any()
+                else ("no accepted cell held to its send buffer")
+            )
+            unjudged.append(f"{key}: {why}, not judged")
         else:
             tables[key] = accepted
     coverage = ", ".join(notes)

@@ -57,14 +57,23 @@ def _rtt_label(rtt_s: float) -> str:
 def _hollow_flagged(
     ax: plt.Axes, cells: pd.DataFrame, y: pd.Series, x: pd.Series | None = None
 ) -> None:
-    """Draw the runs the fidelity gate flagged (``fidelity_ok == 0``) as white markers."""
-    if "fidelity_ok" not in cells:
-        return
-    flagged = cells["fidelity_ok"] == 0
-    if not flagged.any():
-        return
+    """Mark the cells the claims leave out.
+
+    White markers for the runs the fidelity gate flagged (``fidelity_ok == 0``), black
+    squares around the cells whose sender the kernel did not hold to its send buffer
+    (``send_buffer_held`` false).
+    """
     xs = cells["send_buffer_bytes"] if x is None else x
-    ax.plot(xs[flagged], y[flagged], ls="none", marker="o", mfc="white", mec="0.2", ms=5, zorder=5)
+    if "fidelity_ok" in cells:
+        flagged = cells["fidelity_ok"] == 0
+        if flagged.any():
+            style = {"marker": "o", "mfc": "white", "mec": "0.2", "ms": 5}
+            ax.plot(xs[flagged], y[flagged], ls="none", zorder=5, **style)
+    if "send_buffer_held" in cells:
+        unheld = ~cells["send_buffer_held"].astype(bool)
+        if unheld.any():
+            style = {"marker": "s", "mfc": "none", "mec": "k", "ms": 11, "mew": 1.2}
+            ax.plot(xs[unheld], y[unheld], ls="none", zorder=6, **style)
 
 
 def _outside_legend(fig: Figure, axes: Sequence[plt.Axes]) -> None:
@@ -83,6 +92,16 @@ def _backends_statement(table: pd.DataFrame) -> str:
     text = f"Backend: {', '.join(names)}."
     if flagged:
         text += f" Hollow markers: {flagged} run(s) the fidelity gate flagged."
+    if "send_buffer_held" in table:
+        unheld = table[~table["send_buffer_held"].astype(bool)]
+        if len(unheld):
+            times = unheld["peak_window_bytes"] / unheld["sndbuf_granted_bytes"]
+            text += (
+                f" Framed in black: {len(unheld)} cell(s) where the kernel did not hold the"
+                " sender to its send buffer (peak bytes in flight up to"
+                f" {float(times.max()):.0f} times the buffer it granted), which the claims"
+                " leave out."
+            )
     return text
 
 
@@ -162,7 +181,12 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
         top.set_yscale("log")
         top.set_ylabel("throughput (Mb/s)")
         top.set_title(_rtt_label(rtt))
-        bottom.set_ylim(0, 1.5)
+        highest = float(table["fe_over_be"].max())
+        if highest > 1.5:  # a sender beyond its buffer: all of it, its frame included
+            bottom.set_yscale("log")
+            bottom.set_ylim(top=highest * 2.0)
+        else:
+            bottom.set_ylim(0, 1.5)
         bottom.set_ylabel("mean send window FE / BE")
         bottom.set_xlabel("send buffer BE (bytes)")
         for ax in (top, bottom):
