@@ -51,11 +51,13 @@ def _buffer_tables(
         if flagged:
             note += f", {flagged} flagged by the fidelity gate and left out"
         if len(unheld):
-            times = unheld["peak_window_bytes"] / unheld["sndbuf_granted_bytes"]
+            times = (unheld["peak_window_bytes"] / unheld["sndbuf_granted_bytes"]).round(1)
+            span = f"{times.min():.1f}" + (
+                f"-{times.max():.1f}" if times.max() > times.min() else ""
+            )
             note += (
                 f", {len(unheld)} where the kernel did not hold the sender to its send buffer "
-                f"(peak in flight {float(times.min()):.1f}-{float(times.max()):.1f} x the "
-                "granted buffer) left out"
+                f"(peak in flight {span} x the granted buffer) left out"
             )
         notes.append(note)
         accepted = table[gated & table["send_buffer_held"].astype(bool)]
