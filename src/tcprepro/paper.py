@@ -862,6 +862,9 @@ def _body(
                     r"\end{figure}",
                 ]
             if config.crosschecked(figure):  # simulation vs emulation table
+                # a longtable breaks pages itself and does not leave room for a float
+                # placed "here" on its first page (an overfull page): its figure first
+                out.append(r"\reprofloatbarrier")
                 out.append(rf"\reproinput{{{claims_dir}/crosscheck_{figure}.tex}}")
         out.append(r"\reprofloatbarrier")
         out.append(rf"\reproinput{{{claims_dir}/claims_{study}.tex}}")
