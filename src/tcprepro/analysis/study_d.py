@@ -234,10 +234,11 @@ def buffer_table(
     queued is below the granted buffer, and one skb carries at most
     :data:`LINUX_SKB_MAX_PAYLOAD`; a sender held to its buffer therefore has at most the
     granted buffer plus the skbs admitted at the last check in flight (one or two were
-    measured: 66 and 132 KB at BE 16 KiB, 1 Gb/s, RTT 4-100 ms, Linux 6.1 in UML). A cell
-    above ``granted + 2 x 64 KiB`` was not held to BE: Linux 6.1 let a 16-KiB socket keep
-    0.4-2 MB in flight at RTT 400 ms (D1.1's time scale), with its queued memory 35-80
-    times its buffer (``ss -m``), in UML and in QEMU alike.
+    measured: 66 and 132 KB at BE 16 KiB, 1 Gb/s, RTT 4-100 ms, Linux 6.1 in UML, with
+    iperf 2's 128-KiB writes). A cell above ``granted + 2 x 64 KiB`` was not held to BE:
+    Linux 6.1 let a 16-KiB socket keep 0.4-2 MB in flight at RTT 400 ms (D1.1's time
+    scale), with its queued memory 35-80 times its buffer (``ss -m``), in UML and in QEMU
+    alike; with 8-KiB writes, even at 1 Gb/s and RTT 4 ms (see docs/emulation.md).
     """
     name = _flow_name(ds, flow)
     dims = _sweep_dims(ds)
