@@ -249,14 +249,13 @@ def buffer_table(
     measured = _per_cell(metrics.goodput_bps(ds).sel(flow=name, drop=True), dims, "measured_bps")
     mean_rtt = metrics.mean_rtt_s(ds).sel(flow=name, drop=True)
     if "unacked_bytes" in ds:
-        unacked = ds["unacked_bytes"].sel(flow=name, drop=True).where(mask).mean("time")
-    else:  # a backend without the trace: Little's law, window = throughput x RTT
+        in_flight = ds["unacked_bytes"].sel(flow=name, drop=True).where(mask)
+        unacked = in_flight.mean("time")
+        peak = in_flight.max(["time", "rep"])
+    else:  # a backend without the trace: Little's law, window = throughput x RTT; no peak
         unacked = metrics.goodput_bps(ds).sel(flow=name, drop=True) * mean_rtt / 8.0
-    window = _per_cell(unacked, dims, "window_bytes")
-    if "unacked_bytes" in ds:
-        peak = ds["unacked_bytes"].sel(flow=name, drop=True).where(mask).max(["time", "rep"])
-    else:
         peak = (unacked * np.nan).max("rep")
+    window = _per_cell(unacked, dims, "window_bytes")
     peak_frame = peak.to_dataframe(name="peak_window_bytes").reset_index()
     rtt = _per_cell(mean_rtt, dims, "mean_rtt_s")
     capacity = _per_cell(_flow_capacity_bps(ds, name), dims, "capacity_bps")

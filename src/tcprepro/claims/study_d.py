@@ -46,7 +46,8 @@ def _buffer_tables(
         gated = table["fidelity_ok"] == 1
         flagged = int((~gated).sum())
         # the model's premise: the sender kept to its send buffer (see buffer_table)
-        unheld = table[gated & ~table["send_buffer_held"].astype(bool)]
+        held = table["send_buffer_held"].astype(bool)
+        unheld = table[gated & ~held]
         note = f"{key}: {len(table)} cells"
         if flagged:
             note += f", {flagged} flagged by the fidelity gate and left out"
@@ -60,12 +61,12 @@ def _buffer_tables(
                 f"(peak in flight {span} x the granted buffer) left out"
             )
         notes.append(note)
-        accepted = table[gated & table["send_buffer_held"].astype(bool)]
+        accepted = table[gated & held]
         if accepted.empty:
             why = (
                 "every run flagged by the fidelity gate"
                 if not gated.any()
-                else ("no accepted cell held to its send buffer")
+                else "no accepted cell held to its send buffer"
             )
             unjudged.append(f"{key}: {why}, not judged")
         else:

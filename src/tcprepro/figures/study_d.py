@@ -54,7 +54,7 @@ def _rtt_label(rtt_s: float) -> str:
     return f"RTT {rtt_s * 1000:g} ms"
 
 
-def _hollow_flagged(
+def _mark_left_out(
     ax: plt.Axes, cells: pd.DataFrame, y: pd.Series, x: pd.Series | None = None
 ) -> None:
     """Mark the cells the claims leave out.
@@ -158,8 +158,8 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
                 lw=1,
             )
             bottom.plot(cells["send_buffer_bytes"], cells["fe_over_be"], label=label, **style)
-            _hollow_flagged(top, cells, cells["measured_bps"] / 1e6)
-            _hollow_flagged(bottom, cells, cells["fe_over_be"])
+            _mark_left_out(top, cells, cells["measured_bps"] / 1e6)
+            _mark_left_out(bottom, cells, cells["fe_over_be"])
         # a time-scaled emulation meets the thesis's rows at the same BDP (equivalent RTT)
         thesis_rtt_s = float(at_rtt["thesis_rtt_s"].iloc[0]) if "thesis_rtt_s" in at_rtt else rtt
         thesis_rtt_ms = thesis_rtt_s * 1000
@@ -238,8 +238,8 @@ def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) ->
             **style,
             **points_style(len(cells)),
         )
-        _hollow_flagged(left, cells, cells["measured_bps"] / 1e6, cells["predicted_bps"] / 1e6)
-        _hollow_flagged(right, cells, cells["error_pct"])
+        _mark_left_out(left, cells, cells["measured_bps"] / 1e6, cells["predicted_bps"] / 1e6)
+        _mark_left_out(right, cells, cells["error_pct"])
     left.plot(
         thesis_throughput["dp_mbps"],
         thesis_throughput["dm_mbps"],
