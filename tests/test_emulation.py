@@ -1013,6 +1013,36 @@ def test_a_paced_flow_asks_the_kernel_for_pacing_and_ss_says_so():
     assert math.isnan(linux.max_pacing_bps(unpaced))
 
 
+def test_a_flow_write_size_is_the_clients_write_length_and_the_dataset_records_it():
+    """``write_size`` is iperf's ``-l`` with either tool and the sized flows' send call;
+    unset, no ``-l`` (the tool's default, recorded as such), and the scenario's canonical
+    form, hence every existing cache key, is the one it had before the field existed."""
+    from pathlib import Path
+
+    from tcprepro.emulation import transfers
+    from tcprepro.emulation.iperf import TOOL_WRITE_BYTES, client_argv, write_bytes
+    from tcprepro.emulation.traces import View
+
+    plain = load_scenario_dict(DUMBBELL)
+    assert "write_size" not in plain.resolved()["flows"]["f0"]
+    sized = load_scenario_dict(apply_overrides(DUMBBELL, ["flows.f0.write_size=8KiB"]))
+    assert sized.resolved()["flows"]["f0"]["write_size"] == "8192B"
+    assert sized.cache_key(0, "mininet", {}) != plain.cache_key(0, "mininet", {})
+    for tool in ("iperf2", "iperf3"):
+        argv = client_argv(View(plain, build_plan(plain, 0), tool), 0)
+        assert "-l" not in argv, tool
+        assert write_bytes(build_plan(plain, 0).flows[0], tool) == TOOL_WRITE_BYTES[tool]
+        argv = client_argv(View(sized, build_plan(sized, 0), tool), 0)
+        assert argv[argv.index("-l") + 1] == "8192", tool
+        assert write_bytes(build_plan(sized, 0).flows[0], tool) == 8192
+    files = {"ready": Path("r"), "go": Path("g"), "out": Path("o")}
+    argv = transfers.sender_argv(Path("plan"), "10.0.0.2", 5201, 1.0, files, write_bytes=8192)
+    assert argv[argv.index("--write") + 1] == "8192"
+    assert "--write" not in transfers.sender_argv(Path("plan"), "10.0.0.2", 5201, 1.0, files)
+    with pytest.raises(ConfigError, match=r"flows\.f0\.write_size"):
+        load_scenario_dict(apply_overrides(DUMBBELL, ["flows.f0.write_size=-8KiB"]))
+
+
 def test_a_missing_iperf2_is_named_with_its_package(monkeypatch):
     from tcprepro import doctor
     from tcprepro.emulation.backend import check_scenario

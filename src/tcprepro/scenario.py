@@ -72,6 +72,17 @@ Frequency = Annotated[
 Scalar = bool | int | float | str
 
 
+def _without_unset(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """``data`` without ``key`` when it is None.
+
+    A field added later and left unset serialises as before it existed, so resolved
+    scenarios, cache keys and provenance of existing runs do not change.
+    """
+    if data.get(key) is None:
+        data.pop(key, None)
+    return data
+
+
 class _Strict(BaseModel):
     """Base model: unknown keys are errors, instances are immutable."""
 
@@ -312,6 +323,19 @@ class FlowConfig(_Endpoints):
     count: int | None = Field(
         default=None, ge=0, description="this many alike connections name0.. (0: none)"
     )
+    write_size: Size | None = Field(
+        default=None,
+        ge=128,
+        description="bytes the emulated application hands the socket per write (iperf -l, "
+        "the transfer sender's chunk); None: the tool's default (iperf 2 and iperf3: "
+        "128 KiB, the transfer sender: 64 KiB). Linux 6.1 keeps a sender to a small "
+        "SO_SNDBUF with large writes and not with small ones (docs/emulation.md); ns-3's "
+        "sender keeps its send buffer full whatever the write size, and ignores it",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_write_size(self, handler: Any) -> dict[str, Any]:
+        return _without_unset(handler(self), "write_size")
 
     @field_validator("start", mode="before")
     @classmethod
@@ -412,12 +436,7 @@ class TransferGenerator(_Endpoints):
 
     @model_serializer(mode="wrap")
     def _without_unset_rate(self, handler: Any) -> dict[str, Any]:
-        # a generator without max_rate serialises as before the field existed, so the
-        # resolved scenarios, cache keys and provenance of existing runs do not change
-        data = handler(self)
-        if data.get("max_rate") is None:
-            data.pop("max_rate", None)
-        return data
+        return _without_unset(handler(self), "max_rate")
 
 
 class PacketGenerator(_Endpoints):

@@ -93,6 +93,7 @@ class PlannedFlow:
     pacing: bool
     label: str  # "down"/"up" for the access topology, else "src->dst"
     bottleneck: str  # trace name of the link direction its data crosses
+    write_bytes: int = 0  # bytes per application write (emulation); 0 = the tool's default
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,7 @@ def build_plan(scenario: Scenario, rep: int) -> NetworkPlan:
                     pacing=flow.pacing,
                     label=flow.direction or f"{src}->{dst}",
                     bottleneck=_bottleneck_of(scenario, src),
+                    write_bytes=int(flow.write_size or 0),
                 )
             )
     generators = []

@@ -393,6 +393,9 @@ def _provenance(emulated: xr.Dataset) -> str:
         parts.append(
             f"{tool} {version} (probe: iperf3 {emulated.attrs.get('iperf3_version', '?')})"
         )
+    if "flow_write_bytes" in emulated.attrs:  # the same for every run of the dataset
+        sizes = sorted(set(json.loads(str(emulated.attrs["flow_write_bytes"])).values()))
+        parts.append(f"writes of {' and '.join(f'{b / 1024:g} KiB' for b in sizes)}")
     return ", ".join(parts)
 
 

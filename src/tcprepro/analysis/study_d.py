@@ -225,7 +225,8 @@ def buffer_table(
         ``buffer_limited`` and ``limit`` ("send buffer", "receive buffer" or
         "link"); ``sndbuf_granted_bytes`` (the send buffer the backend grants for BE),
         ``peak_window_bytes`` (the largest interval mean of the bytes in flight over the
-        measurement window and the repetitions) and ``send_buffer_held``.
+        measurement window and the repetitions), ``send_buffer_held`` and ``write_bytes``
+        (the application's bytes per write, emulated runs only).
 
     Notes
     -----
@@ -238,7 +239,8 @@ def buffer_table(
     iperf 2's 128-KiB writes). A cell above ``granted + 2 x 64 KiB`` was not held to BE:
     Linux 6.1 let a 16-KiB socket keep 0.4-2 MB in flight at RTT 400 ms (D1.1's time
     scale), with its queued memory 35-80 times its buffer (``ss -m``), in UML and in QEMU
-    alike; with 8-KiB writes, even at 1 Gb/s and RTT 4 ms (see docs/emulation.md).
+    alike; with 8-KiB writes (the thesis's iperf 2.0 default, the scenarios' write_size),
+    even at 1 Gb/s and RTT 4 ms (see docs/emulation.md).
     """
     name = _flow_name(ds, flow)
     dims = _sweep_dims(ds)
@@ -280,6 +282,9 @@ def buffer_table(
     table["window_little_bytes"] = table["measured_bps"] * table["mean_rtt_s"] / 8.0
     table["bdp_bytes"] = table["capacity_bps"] * table["rtt_s"] / 8.0
     table["sndbuf_granted_bytes"] = table["send_buffer_bytes"] * SNDBUF_GRANTED_FACTOR[backend]
+    # bytes per application write (emulated runs; ns-3's sender keeps its buffer full)
+    writes = json.loads(str(ds.attrs.get("flow_write_bytes", "{}")))
+    table["write_bytes"] = float(writes.get(name, math.nan))
     if backend == "ns3":
         table["send_buffer_held"] = True
     else:  # no trace of the bytes in flight: nothing shows the buffer was exceeded

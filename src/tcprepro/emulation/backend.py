@@ -307,6 +307,7 @@ def _sized_flow_commands(
         source=(src_ip, cport),
         send_buffer=send_buffer,
         pacing_bps=iperf.PACING_MAX_BPS if flow.pacing else None,
+        write_bytes=flow.write_bytes or None,
     )
     sink = transfers.sink_argv(dst_ip, port, until, files["sink"], recv_buffer=recv_buffer)
     return {"sink": (flow.dst, sink), "send": (flow.src, sender)}
@@ -596,6 +597,8 @@ def _dataset(
                 for f, rate in zip(plan.flows, flow_facts["max_pacing_bps"], strict=True)
             }
         ),
+        # bytes per application write of each flow (its write_size, else its tool's default)
+        "flow_write_bytes": json.dumps({f.name: iperf.write_bytes(f, tool) for f in plan.flows}),
         "qdiscs_needed": " ".join(needs.qdiscs),
         "congestion_controls_available": " ".join(capabilities.congestion_controls()),
         "sysctls": json.dumps(sysctls, sort_keys=True),

@@ -10,6 +10,12 @@ are the bulk flows: a sized flow is one transfer of :mod:`tcprepro.emulation.tra
 on the same ports, whose sink times its last byte (iperf's client may exit before a
 sample sees a flow that fits in its send buffer).
 
+A flow's ``write_size`` (:class:`tcprepro.scenario.FlowConfig`) is the client's ``-l``,
+the bytes handed to the socket per write; unset, the tool's default
+(:data:`TOOL_WRITE_BYTES`). It matters on a current kernel: Linux 6.1 keeps a sender
+to a small SO_SNDBUF with iperf 2's 128-KiB writes and lets it go far past with 8 or
+16-KiB ones (docs/emulation.md, "Send buffer and write size").
+
 iperf3's ``-w`` sets the same value on both sockets (the client sends it to the
 server), so a run whose send and receive buffers must differ (study D) takes
 iperf 2 instead (``EmulationOptions.traffic_tool = "iperf2"``):
@@ -27,8 +33,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tcprepro.emulation import transfers
 from tcprepro.emulation.topo import NetworkFacts
 from tcprepro.scenario import TcpSettings
+from tcprepro.topology import PlannedFlow
 from tcprepro.variants import get_variant
 
 __all__ = [
@@ -43,6 +51,7 @@ __all__ = [
     "requested_buffers",
     "server_argv",
     "socket_buffer_bytes",
+    "write_bytes",
 ]
 
 #: iperf3 sends a 37-byte cookie on each data connection before the test data
@@ -60,6 +69,22 @@ CLIENT_PORT = 40001
 #: the initial window unpaced as Linux does before its first RTT sample. 10 Gb/s lies
 #: above every link of the studies, so the maximum never binds.
 PACING_MAX_BPS = 10_000_000_000
+
+
+#: bytes per write when a flow sets no ``write_size``: today's iperf 2 (Debian's 2.1)
+#: and iperf3 write 128 KiB (the iperf 2.0 documentation gives 8 KB)
+TOOL_WRITE_BYTES = {"iperf2": 128 * 1024, "iperf3": 128 * 1024}
+
+
+def write_bytes(flow: PlannedFlow, tool: str) -> int:
+    """Bytes a flow's application hands the socket per write.
+
+    A bulk flow's client is ``tool``; a sized flow's sender is
+    :mod:`tcprepro.emulation.transfers`'s.
+    """
+    if flow.write_bytes:
+        return flow.write_bytes
+    return transfers.WRITE_BYTES if flow.size_bytes else TOOL_WRITE_BYTES[tool]
 
 
 def socket_buffer_bytes(tcp: TcpSettings) -> int:
@@ -106,6 +131,8 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
             str(send_buffer),
             "-e",
         ]
+        if flow.write_bytes:
+            argv += ["-l", str(flow.write_bytes)]
         if flow.pacing:
             argv += ["--fq-rate", str(PACING_MAX_BPS)]
         return [*argv, "-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
@@ -125,6 +152,8 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
         "-i",
         "0",
     ]
+    if flow.write_bytes:
+        argv += ["-l", str(flow.write_bytes)]
     if flow.pacing:
         argv += ["--fq-rate", str(PACING_MAX_BPS)]
     return [*argv, "-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]

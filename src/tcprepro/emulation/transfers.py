@@ -79,9 +79,8 @@ SINK_GRACE_S = 1.0
 MAX_WAIT_S = 0.02
 #: socket option of Linux's maximum pacing rate (asm-generic/socket.h)
 SO_MAX_PACING_RATE = 47
-#: bytes written per send call
-_CHUNK = 1 << 16
-_ZEROS = bytes(_CHUNK)
+#: bytes written per send call unless the sender is given ``--write``
+WRITE_BYTES = 1 << 16
 
 
 # ---------------------------------------------------------------------------
@@ -113,6 +112,7 @@ def sender_argv(
     source: tuple[str, int] | None = None,
     send_buffer: int | None = None,
     pacing_bps: int | None = None,
+    write_bytes: int | None = None,
 ) -> list[str]:
     """Guest command of a sender (``files``: ready, go, out).
 
@@ -120,7 +120,8 @@ def sender_argv(
     which the samplers find by its port); ``send_buffer`` sets SO_SNDBUF before the
     connection opens (the kernel doubles it, ``socket(7)``); ``pacing_bps`` sets
     SO_MAX_PACING_RATE (bit/s, as iperf's ``--fq-rate``), which turns Linux's internal
-    TCP pacing on.
+    TCP pacing on; ``write_bytes`` is the size of each send call (default
+    :data:`WRITE_BYTES`).
     """
     argv = [
         sys.executable,
@@ -143,6 +144,8 @@ def sender_argv(
         argv += ["--sndbuf", str(send_buffer)]
     if pacing_bps is not None:
         argv += ["--max-pacing", str(pacing_bps)]
+    if write_bytes:
+        argv += ["--write", str(write_bytes)]
     return argv
 
 
@@ -273,15 +276,17 @@ def end_within(entry: dict[str, Any], until_s: float) -> float:
 class _Outgoing:
     """One transfer's connection on the sender's side."""
 
-    def __init__(self, index: int, size: int, sock: socket.socket) -> None:
+    def __init__(self, index: int, size: int, sock: socket.socket, zeros: bytes) -> None:
         self.index = index
         self.pending = memoryview(HEADER.pack(index, size))
         self.left = size
         self.sock = sock
+        self.zeros = zeros  # one write's worth of payload
 
 
 def _send(args: argparse.Namespace) -> int:
     congestion_control, plan = read_plan(args.plan)
+    args.zeros = bytes(args.write)
     exact_timers()
     Path(args.ready).write_text(f"{os.getpid()}\n")
     t0 = wait_for_go(args.go)
@@ -334,7 +339,7 @@ def _open(
             return {"error": f"bind {args.source}: {exc.strerror}"}
     sock.setblocking(False)
     sock.connect_ex((args.dst, args.port))
-    selector.register(sock, selectors.EVENT_WRITE, _Outgoing(index, size, sock))
+    selector.register(sock, selectors.EVENT_WRITE, _Outgoing(index, size, sock, args.zeros))
     return {}
 
 
@@ -355,7 +360,7 @@ def _write_some(
             sent = out.sock.send(out.pending)
             out.pending = out.pending[sent:]
         while not out.pending and out.left > 0:
-            sent = out.sock.send(_ZEROS[: min(out.left, _CHUNK)])
+            sent = out.sock.send(out.zeros[: min(out.left, len(out.zeros))])
             out.left -= sent
     except BlockingIOError:
         return
@@ -455,6 +460,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     send.add_argument("--source", help="IP:PORT each connection binds to")
     send.add_argument("--sndbuf", type=int, help="SO_SNDBUF of each connection (bytes)")
     send.add_argument("--max-pacing", type=int, help="SO_MAX_PACING_RATE (bit/s)")
+    send.add_argument(
+        "--write", type=int, default=WRITE_BYTES, help="bytes per send call (default: 64 KiB)"
+    )
     sink = sub.add_parser("sink", help="accept the transfers and time their last byte")
     sink.add_argument("--bind", required=True)
     sink.add_argument("--port", type=int, required=True)

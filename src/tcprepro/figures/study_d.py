@@ -102,6 +102,13 @@ def _backends_statement(table: pd.DataFrame) -> str:
                 f" {float(times.max()):.0f} times the buffer it granted), which the claims"
                 " leave out."
             )
+    if "write_bytes" in table and table["write_bytes"].notna().any():
+        sizes = sorted(table["write_bytes"].dropna().unique())
+        text += (
+            " Linux's sender wrote "
+            + " and ".join(f"{size / 1024:g} KiB" for size in sizes)
+            + " per call (ns-3's keeps its buffer full)."
+        )
     return text
 
 
