@@ -14,7 +14,7 @@ A flow's ``write_size`` (:class:`tcprepro.scenario.FlowConfig`) is the client's 
 the bytes handed to the socket per write; unset, the tool's default
 (:data:`TOOL_WRITE_BYTES`). It matters on a current kernel: Linux 6.1 keeps a sender
 to a small SO_SNDBUF with iperf 2's 128-KiB writes and lets it go far past with 8 or
-16-KiB ones (docs/emulation.md, "Send buffer and write size").
+16-KiB ones (docs/emulation.md, "Study D with real Linux TCP").
 
 iperf3's ``-w`` sets the same value on both sockets (the client sends it to the
 server), so a run whose send and receive buffers must differ (study D) takes

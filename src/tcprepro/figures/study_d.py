@@ -107,7 +107,8 @@ def _backends_statement(table: pd.DataFrame) -> str:
         text += (
             " Linux's sender wrote "
             + " and ".join(f"{size / 1024:g} KiB" for size in sizes)
-            + " per call (ns-3's keeps its buffer full)."
+            + " per call"
+            + (" (ns-3's keeps its buffer full)." if "ns3" in set(table["backend"]) else ".")
         )
     return text
 
