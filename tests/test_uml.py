@@ -906,13 +906,15 @@ def test_d1_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     from tcprepro import metrics
     from tcprepro.units import parse_size
 
-    windows = {}
+    windows, goodputs = {}, {}
     for ds in emulated:
         sweep = json.loads(ds.attrs["sweep"])
         writes = json.loads(ds.attrs["flow_write_bytes"])["f0"]
         in_flight = ds["unacked_bytes"].where(metrics.window(ds))
         windows[sweep["send_buffer"], writes] = window = float(in_flight.max())
-        goodput = float(metrics.goodput_bps(ds).sel(flow="f0"))
+        goodputs[sweep["send_buffer"], writes] = goodput = float(
+            metrics.goodput_bps(ds).sel(flow="f0")
+        )
         print(
             f"BE {sweep['send_buffer']}, BR {sweep['recv_buffer']}, {writes} B per write: "
             f"{goodput / 1e6:.1f} Mb/s, {window:.0f} B in flight at most, "
@@ -925,6 +927,11 @@ def test_d1_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     # six fell into a cycle of 261 and 197 kB (mean 231 kB, RTT 12.4-12.8 ms)
     assert windows["2MiB", 8192] == pytest.approx(br, rel=0.05)
     assert windows["64KiB", 128 * 1024] == pytest.approx(2 * be, rel=0.05)
+    # hence twice ns-3's throughput (the link's capacity from the 8-KiB run's share)
+    send_limited = rows.loc["64KiB"]
+    capacity = goodputs["64KiB", 8192] / (send_limited["emu_util_pct"] / 100)
+    ratio = goodputs["64KiB", 128 * 1024] / capacity * 100 / send_limited["ns3_util_pct"]
+    assert ratio == pytest.approx(2.0, rel=0.1), shown
     # 8-KiB writes: past the doubled buffer by more than one 64-KiB skb, up to BR
     assert windows["64KiB", 8192] > 2 * be + 64 * 1024
     assert windows["64KiB", 8192] <= br * 1.05

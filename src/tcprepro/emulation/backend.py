@@ -307,7 +307,7 @@ def _sized_flow_commands(
         source=(src_ip, cport),
         send_buffer=send_buffer,
         pacing_bps=iperf.PACING_MAX_BPS if flow.pacing else None,
-        write_bytes=flow.write_bytes or None,
+        write_bytes=flow.write_bytes,
     )
     sink = transfers.sink_argv(dst_ip, port, until, files["sink"], recv_buffer=recv_buffer)
     return {"sink": (flow.dst, sink), "send": (flow.src, sender)}

@@ -116,8 +116,13 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
     scenario = emu.scenario
     variant = get_variant(flow.variant.name)
     send_buffer, _ = requested_buffers(scenario.tcp, emu.tool)
+    # the options both tools spell alike, after each tool's own
+    common = ["-l", str(flow.write_bytes)] if flow.write_bytes else []
+    if flow.pacing:
+        common += ["--fq-rate", str(PACING_MAX_BPS)]
+    common += ["-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
     if emu.tool == "iperf2":
-        argv = [
+        return [
             "iperf",
             "-c",
             emu.addressing.host_ip(flow.dst),
@@ -130,13 +135,9 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
             "-w",
             str(send_buffer),
             "-e",
+            *common,
         ]
-        if flow.write_bytes:
-            argv += ["-l", str(flow.write_bytes)]
-        if flow.pacing:
-            argv += ["--fq-rate", str(PACING_MAX_BPS)]
-        return [*argv, "-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
-    argv = [
+    return [
         "iperf3",
         "-c",
         emu.addressing.host_ip(flow.dst),
@@ -151,12 +152,8 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
         "-J",
         "-i",
         "0",
+        *common,
     ]
-    if flow.write_bytes:
-        argv += ["-l", str(flow.write_bytes)]
-    if flow.pacing:
-        argv += ["--fq-rate", str(PACING_MAX_BPS)]
-    return [*argv, "-t", str(max(1, math.ceil(scenario.duration - flow.start_s)))]
 
 
 def server_argv(emu: NetworkFacts, index: int) -> list[str]:

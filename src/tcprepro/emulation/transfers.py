@@ -112,7 +112,7 @@ def sender_argv(
     source: tuple[str, int] | None = None,
     send_buffer: int | None = None,
     pacing_bps: int | None = None,
-    write_bytes: int | None = None,
+    write_bytes: int = 0,
 ) -> list[str]:
     """Guest command of a sender (``files``: ready, go, out).
 
@@ -120,7 +120,7 @@ def sender_argv(
     which the samplers find by its port); ``send_buffer`` sets SO_SNDBUF before the
     connection opens (the kernel doubles it, ``socket(7)``); ``pacing_bps`` sets
     SO_MAX_PACING_RATE (bit/s, as iperf's ``--fq-rate``), which turns Linux's internal
-    TCP pacing on; ``write_bytes`` is the size of each send call (default
+    TCP pacing on; ``write_bytes`` is the size of each send call (0: the default
     :data:`WRITE_BYTES`).
     """
     argv = [
