@@ -313,11 +313,15 @@ MEASURED_QUICK = {
     "C": StudyMeasurement(74, 5120.0, 1693.0, 14.1),
     "D": StudyMeasurement(100, 4620.0, 647.0, 11.9),
 }
-#: what a job costs besides its run's own event loop and writing: starting Snakemake in
-#: the job and the tcprepro process. Measured on the one-node test cluster
+#: what a cluster job costs besides its run's own event loop and writing: starting
+#: Snakemake in the job and the tcprepro process. Measured on the one-node test cluster
 #: (tests/test_slurm.py): SLURM's elapsed time of the two smoke-tier D1 jobs (41 and 46 s)
 #: minus their runs' own wall times (0.7 and 7.1 s), on a 2-core host under load ~10
 JOB_OVERHEAD_S = 40.0
+#: the same for a job of a local Snakemake run (a new tcprepro process, no Snakemake of its
+#: own): Snakemake's job time minus the run's own wall time, median of the 508 simulate jobs
+#: of a quick-tier `make figures` run on 2 cores (2026-11-25, at 5e8f6c7)
+LOCAL_JOB_OVERHEAD_S = 3.5
 #: a bundle holds the run datasets and the combined datasets made of them: the combined
 #: ones add this share of the runs' size. Measured on three quick-tier A1 runs (4000
 #: samples each, 838 KB) and their combination (773 KB); on the smoke tier, whose tiny
@@ -399,9 +403,12 @@ def makespan_s(costs: Iterable[float], cores: int) -> float:
 
 
 def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
-    """The tier's budget on ``cores`` cores: core-hours, wall hours, bundle storage."""
+    """The tier's budget on ``cores`` cores: core-hours, wall hours, bundle storage.
+
+    Job start-up is counted twice, for a local Snakemake run (:data:`LOCAL_JOB_OVERHEAD_S`
+    per job) and for cluster jobs (:data:`JOB_OVERHEAD_S`), which differ tenfold.
+    """
     budgets, costs = study_budgets(config, tier)
-    jobs = [cost + JOB_OVERHEAD_S for cost in costs]
     lines = [
         f"budget of tier {tier!r} (measured quick-tier rates per study, BENCHMARKS.md; "
         "carried to this tier's cells by the cost model):"
@@ -419,14 +426,20 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
             f"({rate}): {b.core_s / 3600:.1f} core-h"
         )
     core_s = sum(b.core_s for b in budgets)
-    overhead_s = JOB_OVERHEAD_S * len(costs)
-    wall_s = makespan_s(jobs, cores)
+    local_s, cluster_s = LOCAL_JOB_OVERHEAD_S, JOB_OVERHEAD_S
     lines.append(
-        f"  total: {len(costs)} runs, {core_s / 3600:.1f} core-h of simulation "
-        f"+ {overhead_s / 3600:.1f} core-h of job start-up ({JOB_OVERHEAD_S:.0f} s per job)"
+        f"  total: {len(costs)} runs, {core_s / 3600:.1f} core-h of simulation + job "
+        f"start-up: {local_s * len(costs) / 3600:.1f} core-h locally ({local_s:.1f} s per "
+        f"job), {cluster_s * len(costs) / 3600:.1f} core-h as cluster jobs "
+        f"({cluster_s:.0f} s per job)"
+    )
+    local_h, cluster_h = (
+        makespan_s([cost + overhead for cost in costs], cores) / 3600
+        for overhead in (local_s, cluster_s)
     )
     lines.append(
-        f"  on {cores} core(s): about {wall_s / 3600:.1f} h of wall time "
+        f"  on {cores} core(s): about {local_h:.1f} h of wall time locally, "
+        f"{cluster_h:.1f} h as cluster jobs "
         f"(longest run {max(costs, default=0.0) / 60:.0f} min; longest runs first)"
     )
     runs_gib = sum(b.gib for b in budgets)
