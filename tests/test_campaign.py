@@ -182,7 +182,7 @@ def test_the_budget_carries_the_measured_rate_of_each_study(config_data):
         assert budget.core_s == pytest.approx(measured.wall_s), study
         assert budget.calibration == pytest.approx(measured.wall_s / estimate_wall_s(runs))
     budgets, costs = study_budgets(config, "paper")
-    assert sum(b.runs for b in budgets) == len(costs) == 4218
+    assert sum(b.runs for b in budgets) == len(costs) == 4222
     assert sum(b.core_s for b in budgets) == pytest.approx(sum(costs))
     # storage: the measured MiB per simulated second of each study
     a = next(b for b in budgets if b.study == "A")
@@ -202,16 +202,31 @@ def _figures_measured(config_data, study):
 
 
 def test_the_wall_time_shrinks_with_cores_down_to_the_longest_run(config_data):
-    from tcprepro.campaign.plan import JOB_OVERHEAD_S, budget_report
+    from tcprepro.campaign.plan import JOB_OVERHEAD_S, LOCAL_JOB_OVERHEAD_S, budget_report
 
     config = WorkflowConfig(config_data)
-    hours = {}
+    local, cluster = {}, {}
     for cores in (2, 64, 100_000):
         text = budget_report(config, "paper", cores)
-        hours[cores] = float(re.search(rf"on {cores} core\(s\): about ([0-9.]+) h", text)[1])
+        found = re.search(
+            rf"on {cores} core\(s\): about ([0-9.]+) h of wall time locally, ([0-9.]+) h as "
+            "cluster jobs",
+            text,
+        )
+        local[cores], cluster[cores] = float(found[1]), float(found[2])
         longest_min = float(re.search(r"longest run ([0-9.]+) min", text)[1])
-    assert hours[2] > 20 * hours[64] > 0
-    assert hours[100_000] == pytest.approx((longest_min * 60 + JOB_OVERHEAD_S) / 3600, abs=0.06)
+    assert local[2] > 20 * local[64] > 0
+    assert cluster[2] > local[2]
+    # one core per run: the longest run and its start-up, the cluster's or the local one
+    assert local[100_000] == pytest.approx(
+        (longest_min * 60 + LOCAL_JOB_OVERHEAD_S) / 3600, abs=0.06
+    )
+    assert cluster[100_000] == pytest.approx((longest_min * 60 + JOB_OVERHEAD_S) / 3600, abs=0.06)
+    # the start-up core-hours: runs x seconds per job, both ways
+    runs = int(re.search(r"total: (\d+) runs", text)[1])
+    start_up = re.search(r"start-up: ([0-9.]+) core-h locally .* ([0-9.]+) core-h as cluster", text)
+    assert float(start_up[1]) == pytest.approx(runs * LOCAL_JOB_OVERHEAD_S / 3600, abs=0.06)
+    assert float(start_up[2]) == pytest.approx(runs * JOB_OVERHEAD_S / 3600, abs=0.06)
 
 
 # ---- the verify tier: the paper's settings on the cells the claims read --------------

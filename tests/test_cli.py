@@ -47,12 +47,12 @@ def test_plan_counts_runs_and_estimates_time():
     # X5 (C3.6's cells: 5 protocols x 5 loss rates), X7 (C1's 2), X6 (B5.10's cells Linux
     # has: 11 variants x 4 i x 2 B), X8 (C3.3's: 5 x 5 RTT2), X9 (C3.4's: 5 x 3 RTTs),
     # X10 (B5.20's 4), X11 (D4's 34), X12 (21 of B5.1's 24 cases), X13 (B5.14's cells sfq
-    # can hold: 2 variants x 2 C x 7 loads x 4 B)
-    assert "total: 4218 simulations to run, about" in result.stdout
+    # can hold: 2 variants x 2 C x 7 loads x 4 B), X14 (B5.16's pairs Linux has: 2 x 2 B)
+    assert "total: 4222 simulations to run, about" in result.stdout
     # the budget: core-hours from the measured per-study rates, wall time on --cores, storage
     assert "budget of tier 'paper'" in result.stdout
     assert re.search(r"study C: 951 runs, .* calibration x[0-9.]+\): [0-9.]+ core-h", result.stdout)
-    assert re.search(r"total: 4218 runs, [0-9.]+ core-h of simulation", result.stdout)
+    assert re.search(r"total: 4222 runs, [0-9.]+ core-h of simulation", result.stdout)
     assert re.search(r"on 2 core\(s\): about [0-9.]+ h of wall time", result.stdout)
     assert re.search(r"trace bundle .* about [0-9.]+ GiB as \.tar", result.stdout)
 

@@ -156,6 +156,36 @@ def test_scenario_needs_name_netem_only_for_delays_and_the_linux_variant_names()
     assert needs.congestion_controls == ("vegas",)
 
 
+def test_a_generalised_pair_runs_only_as_the_linux_module_that_it_is():
+    """AIMD 1/2 is Linux's reno and MIMD 100/3 its scalable (6.1); any other pair, or
+    parameters on another variant, is refused naming the field and the pairs Linux has."""
+
+    def needs(variant):
+        flows = f"flows={{a: {{src: s0, variant: {variant}}}}}"
+        scenario = load_scenario_dict(apply_overrides(DUMBBELL, [flows]))
+        return capabilities.scenario_needs(scenario).congestion_controls
+
+    assert needs("{name: AIMD, params: {Alpha: 1, Beta: 2}}") == ("reno",)
+    assert needs("{name: MIMD, params: {Beta: 3, Alpha: 100.0}}") == ("scalable",)
+    with pytest.raises(ConfigError) as refused:
+        needs("{name: MIMD, params: {Alpha: 50, Beta: 3}}")
+    assert str(refused.value) == (
+        "flows.a.variant.params: MIMD with Alpha=50,Beta=3 has no Linux module; Linux has "
+        "it with Alpha=100,Beta=3 (scalable) (Linux congestion controls take their "
+        "parameters from module options, which the emulation does not set)"
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"flows.a.variant: AIMD has no Linux implementation; .* \(it can with params "
+        r"Alpha=1,Beta=2\)",
+    ):
+        needs("AIMD")
+    with pytest.raises(
+        ConfigError, match=r"flows.a.variant.params: Cubic with C=1 has no Linux module \("
+    ):
+        needs("{name: Cubic, params: {C: 1}}")
+
+
 def test_delayed_ack_factor_maps_to_linux_default_or_quickack_on_every_route():
     """b = 2 is Linux's default delayed ACK (no metric); b = 1 is ``quickack 1``, set on
     the routes with the other metrics, so the receiver's route towards the sender has it."""

@@ -105,7 +105,7 @@ def test_generated_tcp_transfers_are_emulated_with_their_congestion_control(tmp_
         (
             "{kind: poisson_transfers, src: u, load: 0.2, variant: {name: Cubic, params: {C: 1}},"
             " size: {law: exponential, mean: 100kB}}",
-            r"traffic.web.variant.params: ns-3 attributes",
+            r"traffic.web.variant.params: Cubic with C=1 has no Linux module",
         ),
         (
             "{kind: poisson_transfers, src: s, load: 0.2, variant: NewReno, "

@@ -853,6 +853,20 @@ def test_b514_smoke_cell_runs_linux_westwood_on_sfq_within_tolerance_of_ns3(tmp_
 
 
 @pytest.mark.slow
+def test_b516_smoke_cell_runs_linux_scalable_as_tcprepros_mimd_100_3(tmp_path):
+    """B5.16's MIMD 100/3 cell (X14's smoke tier: one flow against the Poisson UDP
+    background at rho_b = 0.5, C = 50 Mb/s, B = 20, 10 s): tcprepro's TcpGeneralizedMimd on
+    PFQ/LQD in ns-3 and Linux's tcp_scalable on sfq in UML, the flow's utilisation and mean
+    RTT within X14's tolerance."""
+    table, shown, (ds,) = _crosscheck_smoke(tmp_path, "X14")
+    assert list(table["flow"]) == ["bn0"]
+    assert (table["fidelity"] == "ok").all(), shown
+    assert table["util_ok"].all(), shown
+    assert table["rtt_ok"].all(), shown
+    assert str(ds["flow_cc_type"].sel(flow="bn0").item()) == "linux:scalable"
+
+
+@pytest.mark.slow
 def test_b520_smoke_cells_pace_on_linux_as_in_ns3(tmp_path):
     """B5.20's cells at B = 20 (X10's smoke tier: one Reno flow with and without pacing
     against the Poisson background, 10 s) on ns-3's PFQ/LQD and Linux's sfq in UML. The

@@ -66,7 +66,7 @@ def copy_workflow(dest):
 
 
 #: the emulated figures, in the order of workflow/config.yaml
-EMULATED = "X1, D1.1, X3, D2.1, X4, X11, X12, X6, X13, X10, X7, X2, X5, X8, X9"
+EMULATED = "X1, D1.1, X3, D2.1, X4, X11, X12, X6, X13, X14, X10, X7, X2, X5, X8, X9"
 
 
 # simulations per profile: study A + study D (D1 + D3 + D4; D2 is drawn from D1's runs)
@@ -102,7 +102,7 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     assert counts["claims"] == 4
     assert counts["paper"] == 1
     assert "emulate_figure" not in counts
-    # the emulated figures (X1-X13; D1.1 and its view D2.1) are skipped together
+    # the emulated figures (X1-X14; D1.1 and its view D2.1) are skipped together
     assert f"emulation skipped (figures {EMULATED}): excluded by the profile" in result.stderr
 
 
@@ -122,14 +122,14 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
         skipped = f"emulation skipped (figures {EMULATED})"
         assert f"{skipped}: this host cannot" in result.stderr
         return
-    # A, D, B, C, and the ns-3 sides of X1-X13; D1.1 is emulated only (D1 is its ns-3
+    # A, D, B, C, and the ns-3 sides of X1-X14; D1.1 is emulated only (D1 is its ns-3
     # counterpart)
     assert counts["simulate"] == (
-        160 + 100 + 174 + 74 + 18 + 10 + 20 + 16 + 16 + 15 + 2 + 10 + 5 + 4 + 10 + 10 + 8
+        160 + 100 + 174 + 74 + 18 + 10 + 20 + 16 + 16 + 15 + 2 + 10 + 5 + 4 + 10 + 10 + 8 + 4
     )
-    assert counts["emulate_figure"] == 14  # one per figure (X1-X13 and D1.1)
-    assert counts["crosscheck_table"] == 13
-    assert counts["crosscheck_figure"] == 13
+    assert counts["emulate_figure"] == 15  # one per figure (X1-X14 and D1.1)
+    assert counts["crosscheck_table"] == 14
+    assert counts["crosscheck_figure"] == 14
     if decision.parallel:  # virtual time: one UML boot per core, no exclusive slot
         assert "--figure X3 --route uml --jobs 2" in result.stdout
     assert counts["figure"] == 6 + 4 + 20 + 7 + 2  # + D1.1, D2.1

@@ -24,6 +24,7 @@ __all__ = [
     "canonical_variant",
     "get_qdisc",
     "get_variant",
+    "params_key",
 ]
 
 
@@ -44,11 +45,22 @@ class Variant:
     #: stem of tcprepro's C++ source of the model (``tcp-compound`` for
     #: ``cpp/tcp-compound.{h,cc}``); its runs' cache keys cover that source
     cpp_source: str | None = None
+    #: Linux modules that are this variant with some of its parameters (``Alpha=1,Beta=2``,
+    #: :func:`params_key`, -> ``reno``): the emulation runs these parameter sets only
+    linux_with_params: dict[str, str] = field(default_factory=dict)
 
     @property
     def available(self) -> bool:
         """True when the ns-3 model exists in this version of tcprepro."""
         return self.status == "available"
+
+
+def params_key(params: dict[str, object]) -> str:
+    """A variant's parameters as one text, sorted by name: ``Alpha=1,Beta=2``."""
+    return ",".join(
+        f"{name}={value:g}" if isinstance(value, (int, float)) else f"{name}={value}"
+        for name, value in sorted(params.items())
+    )
 
 
 @dataclass(frozen=True)
@@ -158,6 +170,8 @@ VARIANTS: dict[str, Variant] = {
             model="tcprepro",
             cpp_source="tcp-generalized",
             notes="cwnd += Alpha/cwnd per ACK, cwnd -= cwnd/Beta on loss; Alpha 1, Beta 2 (Reno).",
+            # Linux's Reno: 1 segment per cwnd ACKed segments, ssthresh = cwnd/2
+            linux_with_params={"Alpha=1,Beta=2": "reno"},
         ),
         Variant(
             "MIMD",
@@ -167,6 +181,9 @@ VARIANTS: dict[str, Variant] = {
             cpp_source="tcp-generalized",
             notes="cwnd += 1/Alpha per ACKed segment, cwnd -= cwnd*2^-Beta on loss; "
             "Alpha 50, Beta 3 (Scalable).",
+            # Linux's tcp_scalable (6.1): 1 segment per min(cwnd, 100) ACKed segments,
+            # ssthresh = cwnd - cwnd/8
+            linux_with_params={"Alpha=100,Beta=3": "scalable"},
         ),
         Variant(
             "YeahPaper",

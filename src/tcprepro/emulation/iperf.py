@@ -33,11 +33,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tcprepro.emulation import transfers
+from tcprepro.emulation import linux, transfers
 from tcprepro.emulation.topo import NetworkFacts
 from tcprepro.scenario import TcpSettings
 from tcprepro.topology import PlannedFlow
-from tcprepro.variants import get_variant
 
 __all__ = [
     "CLIENT_PORT",
@@ -114,7 +113,7 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
     flow = emu.plan.flows[index]
     port, cport = flow_ports(index)
     scenario = emu.scenario
-    variant = get_variant(flow.variant.name)
+    cc = linux.congestion_control(flow.variant, f"flows.{flow.name}.variant")
     send_buffer, _ = requested_buffers(scenario.tcp, emu.tool)
     # the options both tools spell alike, after each tool's own
     common = ["-l", str(flow.write_bytes)] if flow.write_bytes else []
@@ -131,7 +130,7 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
             "-B",
             f"{emu.addressing.host_ip(flow.src)}:{cport}",
             "-Z",
-            str(variant.linux_name),
+            cc,
             "-w",
             str(send_buffer),
             "-e",
@@ -146,7 +145,7 @@ def client_argv(emu: NetworkFacts, index: int) -> list[str]:
         "--cport",
         str(cport),
         "-C",
-        str(variant.linux_name),
+        cc,
         "-w",
         str(send_buffer),
         "-J",

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from tcprepro.errors import ConfigError
 from tcprepro.scenario import TcpSettings, VariantConfig
 from tcprepro.topology import PlannedDirection
-from tcprepro.variants import QDISCS, get_variant
+from tcprepro.variants import QDISCS, get_variant, params_key
 
 __all__ = [
     "DELAYED_ACK_COUNTS",
@@ -539,22 +539,37 @@ def find_socket(sockets: Iterable[SsSocket], local: str, peer: str) -> SsSocket 
 def congestion_control(variant: VariantConfig, field: str) -> str:
     """The Linux module that runs a flow's or generator's variant (``field`` names it).
 
+    A variant with ns-3 parameters runs only where a Linux module is that variant with
+    those parameters (``Variant.linux_with_params``: AIMD 1/2 is ``reno``, MIMD 100/3
+    ``scalable``).
+
     Raises
     ------
     ConfigError
-        When the variant has no Linux implementation, or sets ns-3 parameters (Linux
-        congestion controls take theirs from module options, which the emulation does
-        not set).
+        When the variant has no Linux implementation, or sets ns-3 parameters that no
+        Linux module has (Linux congestion controls take theirs from module options, which
+        the emulation does not set).
     """
     registered = get_variant(variant.name)
+    if variant.params:
+        key = params_key(variant.params)
+        if key in registered.linux_with_params:
+            return registered.linux_with_params[key]
+        offered = "; ".join(f"{k} ({name})" for k, name in registered.linux_with_params.items())
+        raise ConfigError(
+            f"{field}.params: {registered.name} with {key} has no Linux module"
+            + (f"; Linux has it with {offered}" if offered else "")
+            + " (Linux congestion controls take their parameters from module options, which "
+            "the emulation does not set)"
+        )
     if not registered.linux_name:
         raise ConfigError(
             f"{field}: {registered.name} has no Linux implementation; the Mininet backend "
             "cannot run it"
-        )
-    if variant.params:
-        raise ConfigError(
-            f"{field}.params: ns-3 attributes; Linux congestion controls take their "
-            "parameters from module options, which the emulation does not set"
+            + (
+                f" (it can with params {', '.join(registered.linux_with_params)})"
+                if registered.linux_with_params
+                else ""
+            )
         )
     return registered.linux_name
