@@ -320,8 +320,9 @@ MEASURED_QUICK = {
 JOB_OVERHEAD_S = 40.0
 #: the same for a job of a local Snakemake run (a new tcprepro process, no Snakemake of its
 #: own): Snakemake's job time minus the run's own wall time, median of the 508 simulate jobs
-#: of a quick-tier `make figures` run on 2 cores (2026-11-25, at 5e8f6c7)
-LOCAL_JOB_OVERHEAD_S = 3.5
+#: of a quick-tier `make figures` run on 2 cores shared with other work (2026-11-25, at
+#: 5e8f6c7; 3.5 s over its first 62 jobs, on a quieter host; mean 5.9 s, at most 15 s)
+LOCAL_JOB_OVERHEAD_S = 4.5
 #: a bundle holds the run datasets and the combined datasets made of them: the combined
 #: ones add this share of the runs' size. Measured on three quick-tier A1 runs (4000
 #: samples each, 838 KB) and their combination (773 KB); on the smoke tier, whose tiny
