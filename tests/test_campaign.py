@@ -302,3 +302,22 @@ def test_verify_claims_restricts_the_verify_tier_to_those_claims_cells(config_da
     bad = validate_workflow_config({**data, "verify_claims": ["B-c1", "Z-c9"]}, SCHEMA)
     with pytest.raises(ConfigError, match="verify_claims: no claim Z-c9"):
         bad.runs("B5.1")
+
+
+def test_an_emulated_cell_is_run_only_where_the_kernel_offers_its_module(config_data, monkeypatch):
+    """X14 sets its variant through cases (AIMD 1/2, MIMD 100/3): a kernel with reno but
+    not scalable runs the AIMD cells and leaves out the MIMD ones, as a variant sweep would."""
+    from tcprepro.campaign import emulated
+
+    config = WorkflowConfig(config_data)
+    monkeypatch.setattr(emulated, "offered_variants", lambda route: {"reno", "cubic", "bbr"})
+    kept = emulated.emulated_runs(config, "X14", "quick", "native")
+    assert {dict(run.sweep)["law"] for run in kept} == {"AIMD.1.2"}
+    assert len(kept) == 2  # B = 20 and 100
+    monkeypatch.setattr(emulated, "offered_variants", lambda route: {"reno", "scalable"})
+    assert len(emulated.emulated_runs(config, "X14", "quick", "native")) == 4
+    # X6 sweeps its variants: of those, the kernel's two modules run (FAST and Compound,
+    # which have none, never do)
+    x6 = emulated.emulated_runs(config, "X6", "paper", "native")
+    variants = {dict(run.sweep)["variant"] for run in x6}
+    assert variants == {"NewReno", "Scalable"}

@@ -23,7 +23,6 @@ from typing import TextIO
 from tcprepro.campaign import Run, WorkflowConfig
 from tcprepro.emulation import capabilities
 from tcprepro.errors import CapabilityError, ConfigError, TcpreproError
-from tcprepro.variants import canonical_variant, get_variant
 
 __all__ = [
     "EmulationDecision",
@@ -130,31 +129,38 @@ def offered_variants(route: str) -> set[str]:
         return set()
     from tcprepro.variants import VARIANTS
 
-    return {
-        v.linux_name
-        for v in VARIANTS.values()
-        if v.linux_name and kernel.has_congestion_control(v.linux_name)
-    }
+    names = {v.linux_name for v in VARIANTS.values() if v.linux_name}
+    names |= {name for v in VARIANTS.values() for name in v.linux_with_params.values()}
+    return {name for name in names if kernel.has_congestion_control(name)}
 
 
-def _cell_variants(run: Run) -> list[str]:
-    names = []
-    for _, value in run.sweep:
-        if isinstance(value, str):
-            try:
-                names.append(canonical_variant(value))
-            except ValueError:
-                continue
-    return names
+def _run_congestion_controls(run: Run) -> list[str] | None:
+    """The Linux modules a run's flows and transfer generators use; None if one has none.
+
+    Read from the run's scenario, so a cell whose variant is set through a case (a
+    generalised AIMD/MIMD pair, say) is checked as one set through a variant sweep.
+    """
+    from tcprepro.emulation import background, linux
+
+    scenario = run.scenario()
+    variants = [(f"flows.{name}.variant", flow.variant) for name, flow in scenario.flows.items()]
+    variants += [
+        (f"traffic.{name}.variant", scenario.traffic[name].variant)
+        for name in background.transfer_generators(scenario)
+    ]
+    try:
+        return [linux.congestion_control(variant, field) for field, variant in variants]
+    except ConfigError:
+        return None
 
 
 def emulated_runs(config: WorkflowConfig, figure: str, tier: str, route: str) -> list[Run]:
-    """The figure's emulated runs whose variants the route's kernel offers."""
+    """The figure's emulated runs whose congestion controls the route's kernel offers."""
     offered = offered_variants(route)
     runs = []
     for run in config.runs(figure, tier, BACKEND):
-        linux_names = [get_variant(v).linux_name for v in _cell_variants(run)]
-        if all(name and name in offered for name in linux_names):
+        controls = _run_congestion_controls(run)
+        if controls is not None and all(name in offered for name in controls):
             runs.append(run)
     return runs
 
