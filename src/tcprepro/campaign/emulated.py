@@ -134,33 +134,18 @@ def offered_variants(route: str) -> set[str]:
     return {name for name in names if kernel.has_congestion_control(name)}
 
 
-def _run_congestion_controls(run: Run) -> list[str] | None:
-    """The Linux modules a run's flows and transfer generators use; None if one has none.
-
-    Read from the run's scenario, so a cell whose variant is set through a case (a
-    generalised AIMD/MIMD pair, say) is checked as one set through a variant sweep.
-    """
-    from tcprepro.emulation import background, linux
-
-    scenario = run.scenario()
-    variants = [(f"flows.{name}.variant", flow.variant) for name, flow in scenario.flows.items()]
-    variants += [
-        (f"traffic.{name}.variant", scenario.traffic[name].variant)
-        for name in background.transfer_generators(scenario)
-    ]
-    try:
-        return [linux.congestion_control(variant, field) for field, variant in variants]
-    except ConfigError:
-        return None
-
-
 def emulated_runs(config: WorkflowConfig, figure: str, tier: str, route: str) -> list[Run]:
     """The figure's emulated runs whose congestion controls the route's kernel offers."""
     offered = offered_variants(route)
     runs = []
     for run in config.runs(figure, tier, BACKEND):
-        controls = _run_congestion_controls(run)
-        if controls is not None and all(name in offered for name in controls):
+        # read from the run's scenario, so a variant set through a case (a generalised
+        # AIMD/MIMD pair) is checked as one set through a variant sweep
+        try:
+            controls = capabilities.scenario_congestion_controls(run.scenario())
+        except ConfigError:  # a variant without a Linux module: never emulated
+            continue
+        if controls <= offered:
             runs.append(run)
     return runs
 
