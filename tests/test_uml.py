@@ -837,18 +837,26 @@ def test_b510_smoke_cell_with_sfq_and_the_poisson_background_agrees_with_ns3_on_
     assert table[table["flow"] != "total"]["rtt_ok"].all(), shown
 
 
+def _one_flow_agrees(tmp_path, figure, congestion_control):
+    """A study-B twin's smoke cell of one flow ``bn0``: the gate passed, its utilisation
+    and mean RTT within the figure's tolerance of ns-3's, run by ``congestion_control``;
+    returns the emulated dataset."""
+    table, shown, (ds,) = _crosscheck_smoke(tmp_path, figure)
+    assert list(table["flow"]) == ["bn0"]
+    assert (table["fidelity"] == "ok").all(), shown
+    assert table["util_ok"].all(), shown
+    assert table["rtt_ok"].all(), shown
+    assert str(ds["flow_cc_type"].sel(flow="bn0").item()) == congestion_control
+    return ds
+
+
 @pytest.mark.slow
 def test_b514_smoke_cell_runs_linux_westwood_on_sfq_within_tolerance_of_ns3(tmp_path):
     """B5.14's cell (X13's smoke tier: one Westwood+ flow against the Poisson UDP
     background at rho_b = 0.5, C = 50 Mb/s, B = 20, 10 s) with ns-3's TcpWestwoodPlus on
     PFQ/LQD and Linux's tcp_westwood on sfq in UML: the flow's utilisation and mean RTT
     within X13's tolerance, Linux's congestion control the one asked for."""
-    table, shown, (ds,) = _crosscheck_smoke(tmp_path, "X13")
-    assert list(table["flow"]) == ["bn0"]
-    assert (table["fidelity"] == "ok").all(), shown
-    assert table["util_ok"].all(), shown
-    assert table["rtt_ok"].all(), shown
-    assert str(ds["flow_cc_type"].sel(flow="bn0").item()) == "linux:westwood"
+    ds = _one_flow_agrees(tmp_path, "X13", "linux:westwood")
     assert "sfq" in json.loads(ds.attrs["qdiscs"])["bottleneck"]
 
 
@@ -858,12 +866,7 @@ def test_b516_smoke_cell_runs_linux_scalable_as_tcprepros_mimd_100_3(tmp_path):
     background at rho_b = 0.5, C = 50 Mb/s, B = 20, 10 s): tcprepro's TcpGeneralizedMimd on
     PFQ/LQD in ns-3 and Linux's tcp_scalable on sfq in UML, the flow's utilisation and mean
     RTT within X14's tolerance."""
-    table, shown, (ds,) = _crosscheck_smoke(tmp_path, "X14")
-    assert list(table["flow"]) == ["bn0"]
-    assert (table["fidelity"] == "ok").all(), shown
-    assert table["util_ok"].all(), shown
-    assert table["rtt_ok"].all(), shown
-    assert str(ds["flow_cc_type"].sel(flow="bn0").item()) == "linux:scalable"
+    _one_flow_agrees(tmp_path, "X14", "linux:scalable")
 
 
 @pytest.mark.slow
