@@ -173,6 +173,21 @@ def test_loss_claim_parts_are_checked_against_the_data(tiny_d3):
     boost = xr_where_loss(tiny_d3, "0.1", 8.0)
     faked["goodput_bps"] = tiny_d3["goodput_bps"] * boost
     assert _verdicts({"D3": faked})["D-c3"].verdict == "not reproduced"
+    # which part a cell tests is an outcome of its run: with no cell where timeouts
+    # dominate, part (b) is undecided, and the verdict names it and draws the cell that
+    # came closest (X4's Linux runs: at most 24 % of the time waiting on timeouts) ...
+    low = tiny_d3.sel(loss=["0.001"])
+    undecided = _verdicts({"D3": low})["D-c3"]
+    assert undecided.verdict == "inconclusive", undecided.value
+    assert "part (b) has no cell" in undecided.explanation
+    assert undecided.trace is not None
+    assert undecided.trace.cell["loss"] == "0.001"
+    # ... unless part (a) already fails on the cells that ran
+    doubled = low.copy()
+    doubled["goodput_bps"] = low["goodput_bps"] * 2
+    failed = _verdicts({"D3": doubled})["D-c3"]
+    assert failed.verdict == "not reproduced", failed.value
+    assert "part (b) has no cell" in failed.coverage
 
 
 def test_loss_claim_is_judged_twice_on_x4(tiny_d3):

@@ -390,6 +390,11 @@ def _judge(claim: Claim, datasets: Mapping[str, xr.Dataset], resamples: int) -> 
         why = "inconclusive at this tier: " + "; ".join(u.text for u in unmet)
         return replace(result, verdict="inconclusive", explanation=why, trace=unmet[0].run)
     explanation, trace = "", None
+    if result.verdict == "inconclusive":  # the check's own: a part with no run in its regime
+        explanation = result.explanation
+        trace = result.trace or first_present_run(
+            claim.cells, datasets, "the claim's first cell that ran"
+        )
     if result.verdict == "not reproduced":
         if claim.explain:
             explanation = EXPLAINERS[claim.explain](datasets, **claim.explain_args)

@@ -24,6 +24,7 @@ import xarray as xr
 
 from tcprepro.analysis.study_d import buffer_table, loss_table, refit_buffer_coefficients
 from tcprepro.claims import ClaimResult, check, explainer
+from tcprepro.claims.regime import first_present_run
 
 __all__: list[str] = []
 
@@ -165,9 +166,17 @@ def d_loss_models(
     dominant_share: float,
     mathis_over: float,
 ) -> ClaimResult:
-    """Mathis/Padhye follow where timeouts are rare, diverge where they dominate."""
+    """Mathis/Padhye follow where timeouts are rare, diverge where they dominate.
+
+    Which part a cell tests is an outcome of its run (its share of time spent waiting
+    for timeouts), not of its parameters: cells that ran with none in a part's regime
+    leave that part undecided (``inconclusive``, naming the part and the cell closest to
+    it) unless the other part already fails on its cells (``not reproduced``).
+    """
     table = loss_table(data[figure])
     table = table[table["measured_bps"].notna()]
+    if table.empty:
+        return ClaimResult("—", "pending", f"no {figure} cell has a measured throughput")
     low, high = 1.0 - follow_pct / 100.0, 1.0 + follow_pct / 100.0
     rare = table[(table["timeout_share"] < rare_share) & ~table["window_capped"]]
     dominant = table[table["timeout_share"] >= dominant_share]
@@ -175,45 +184,76 @@ def d_loss_models(
         f"{len(table)} cells: {len(rare)} with rare timeouts, {len(dominant)} where they "
         f"dominate, {len(table) - len(rare) - len(dominant)} in between or window-capped"
     )
-    if rare.empty or dominant.empty:
-        return ClaimResult("—", "pending", coverage + "; each part needs at least one cell")
 
     def within(ratio: pd.Series) -> pd.Series:
         return (ratio >= low) & (ratio <= high)
 
-    follow = within(rare["mathis_ratio"]) & within(rare["padhye_ratio"])
-    over = 1.0 / dominant["mathis_ratio"]  # Mathis / measured
-    closer = np.abs(np.log(dominant["padhye_ratio"])) < np.abs(np.log(dominant["mathis_ratio"]))
-    diverge = (over >= mathis_over) & closer
-    outside = [
-        f"{_cell_name(r)}: measured/Mathis {r['mathis_ratio']:.2f}, "
-        f"measured/Padhye {r['padhye_ratio']:.2f}"
-        for _, r in rare[~follow].iterrows()
-    ]
-    not_diverging = [
-        f"{_cell_name(r)}: Mathis/measured {1 / r['mathis_ratio']:.2f}, "
-        f"measured/Padhye {r['padhye_ratio']:.2f}"
-        for _, r in dominant[~diverge].iterrows()
-    ]
-    value = (
-        f"(a) rare timeouts: {int(follow.sum())}/{len(rare)} cells with both models within "
-        f"±{follow_pct:g} % (measured/Mathis {rare['mathis_ratio'].min():.2f}-"
-        f"{rare['mathis_ratio'].max():.2f}, measured/Padhye {rare['padhye_ratio'].min():.2f}-"
-        f"{rare['padhye_ratio'].max():.2f})"
-    )
-    if outside:
-        value += "; outside: " + "; ".join(outside)
-    value += (
-        f". (b) timeouts dominate ({dominant['timeout_share'].min() * 100:.0f}-"
-        f"{dominant['timeout_share'].max() * 100:.0f} % of the time): {int(diverge.sum())}/"
-        f"{len(dominant)} cells where Mathis overestimates by {mathis_over:g}x or more "
-        f"(Mathis/measured {over.min():.1f}-{over.max():.1f}) and Padhye is closer "
-        f"(measured/Padhye {dominant['padhye_ratio'].min():.2f}-"
-        f"{dominant['padhye_ratio'].max():.2f})"
-    )
-    if not_diverging:
-        value += "; not so: " + "; ".join(not_diverging)
-    return ClaimResult(value, _verdict(bool(follow.all()) and bool(diverge.all())), coverage)
+    parts, missing, holds = [], [], True
+    if rare.empty:
+        missing.append(
+            f"part (a) has no cell: none ran with timeouts rare (RTO waits under "
+            f"{rare_share * 100:g} % of the time) and the loss, not W_m, limiting the flow"
+        )
+    else:
+        follow = within(rare["mathis_ratio"]) & within(rare["padhye_ratio"])
+        holds &= bool(follow.all())
+        part = (
+            f"(a) rare timeouts: {int(follow.sum())}/{len(rare)} cells with both models within "
+            f"±{follow_pct:g} % (measured/Mathis {rare['mathis_ratio'].min():.2f}-"
+            f"{rare['mathis_ratio'].max():.2f}, measured/Padhye "
+            f"{rare['padhye_ratio'].min():.2f}-{rare['padhye_ratio'].max():.2f})"
+        )
+        outside = [
+            f"{_cell_name(r)}: measured/Mathis {r['mathis_ratio']:.2f}, "
+            f"measured/Padhye {r['padhye_ratio']:.2f}"
+            for _, r in rare[~follow].iterrows()
+        ]
+        parts.append(part + ("; outside: " + "; ".join(outside) if outside else ""))
+    trace = None
+    if dominant.empty:
+        counted = table[table["timeout_share"].notna()]
+        if counted.empty:
+            closest = "this backend counts no timeouts"
+        else:
+            worst = counted.loc[counted["timeout_share"].idxmax()]
+            closest = (
+                f"the most: {worst['timeout_share'] * 100:.0f} % in {_cell_name(worst)}, "
+                f"{worst['rto_count']:.0f} timeout{'' if worst['rto_count'] == 1 else 's'}"
+            )
+            dims = {d: worst[d] for d in data[figure].dims if d in table.columns}
+            trace = first_present_run(
+                [{"figure": figure, **dims}], data, "the cell whose run waited most on timeouts"
+            )
+        missing.append(
+            f"part (b) has no cell: none ran with timeouts dominating (RTO waits at least "
+            f"{dominant_share * 100:g} % of the time; {closest})"
+        )
+    else:
+        over = 1.0 / dominant["mathis_ratio"]  # Mathis / measured
+        closer = np.abs(np.log(dominant["padhye_ratio"])) < np.abs(np.log(dominant["mathis_ratio"]))
+        diverge = (over >= mathis_over) & closer
+        holds &= bool(diverge.all())
+        part = (
+            f"(b) timeouts dominate ({dominant['timeout_share'].min() * 100:.0f}-"
+            f"{dominant['timeout_share'].max() * 100:.0f} % of the time): {int(diverge.sum())}/"
+            f"{len(dominant)} cells where Mathis overestimates by {mathis_over:g}x or more "
+            f"(Mathis/measured {over.min():.1f}-{over.max():.1f}) and Padhye is closer "
+            f"(measured/Padhye {dominant['padhye_ratio'].min():.2f}-"
+            f"{dominant['padhye_ratio'].max():.2f})"
+        )
+        not_diverging = [
+            f"{_cell_name(r)}: Mathis/measured {1 / r['mathis_ratio']:.2f}, "
+            f"measured/Padhye {r['padhye_ratio']:.2f}"
+            for _, r in dominant[~diverge].iterrows()
+        ]
+        parts.append(part + ("; not so: " + "; ".join(not_diverging) if not_diverging else ""))
+    value = ". ".join(parts) if parts else "—"
+    if missing and holds:  # a part that fails decides; a part with no cell cannot
+        why = "inconclusive: " + "; ".join(missing)
+        return ClaimResult(value, "inconclusive", coverage, explanation=why, trace=trace)
+    if missing:
+        coverage += "; " + "; ".join(missing)
+    return ClaimResult(value, _verdict(holds), coverage)
 
 
 @explainer
