@@ -1059,8 +1059,7 @@ def test_d3_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     for loss in ("0.001", "0.01"):
         delayed = rows.loc[(loss, 2)]
         assert delayed["emu_util_pct"] > delayed["ns3_util_pct"], shown
-        # the ACK rate slows ns-3's growth, not Linux's: Linux's b = 2 keeps more of its
-        # b = 1 than ns-3's does, by more than the tolerance, in Mathis's constant (the
+        # the ACK rate slows ns-3's growth, not Linux's, read in Mathis's constant (the
         # throughputs themselves carry the 1/sqrt(N) noise of each run's loss count)
         ratio = {b: mathis[(b, loss, 2)] / mathis[(b, loss, 1)] for b in ("ns-3", "Linux")}
         print(f"p = {loss}: b = 2 / b = 1 of throughput x RTT x sqrt(p): {ratio}")
