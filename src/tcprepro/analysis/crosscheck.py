@@ -468,13 +468,20 @@ def _tolerance_tex(metric: str, tolerance: str) -> str:
 def _longtable(columns: str, caption: str, header: str, rows: list[str]) -> list[str]:
     """A cross-check longtable around its rows.
 
-    The caption (with its label), the header and the footnote marking the values
-    outside the stated tolerance; ``columns``' length is the table's column count.
+    The caption (with its label, on the first page only: a table that runs over
+    pages repeats its header, not its label), the header and the footnote marking
+    the values outside the stated tolerance; ``columns``' length is the table's
+    column count.
     """
+    # eleven columns (X3's three swept dimensions) overran the text width by 14 pt
+    narrow = [r"\setlength{\tabcolsep}{4pt}"] if len(columns) >= 10 else []
     return [
         r"\begingroup\small",
+        *narrow,
         r"\begin{longtable}{@{}" + columns + "@{}}",
         caption + r"\\",
+        rf"\toprule {header} \\ \midrule",
+        r"\endfirsthead",
         rf"\toprule {header} \\ \midrule",
         r"\endhead",
         *rows,
