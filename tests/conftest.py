@@ -41,6 +41,33 @@ DUMBBELL: dict[str, Any] = {
 }
 
 
+def compile_report_inputs(tmp_path: Path, inputs: list[str], runs: int = 1) -> str:
+    """Compile generated report inputs (paths under ``tmp_path``) with the report's preamble.
+
+    Each input is read through ``\\reproinput`` as in the report; ``runs`` pdflatex passes
+    (two to read back the labels the first one wrote). Fails on a LaTeX error; returns
+    the last pass's log.
+    """
+    import subprocess
+
+    body = "".join(f"\\reproinput{{{name}}}\n" for name in inputs)
+    (tmp_path / "t.tex").write_text(
+        "\\documentclass[10pt,a4paper]{article}\n"
+        + (ROOT / "paper/preamble.tex").read_text()
+        + "\n\\begin{document}\n"
+        + body
+        + "\\end{document}\n"
+    )
+    for _ in range(runs):
+        done = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+            cwd=tmp_path,
+            capture_output=True,
+        )
+        assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
+    return (tmp_path / "t.log").read_text(errors="replace")
+
+
 def scenario_dict(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     """A deep copy of ``base`` with top-level keys replaced."""
     out = copy.deepcopy(base)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 
+from conftest import compile_report_inputs
 from tcprepro.campaign import load_workflow_config
 from tcprepro.claims import (
     check_claims,
@@ -251,7 +252,6 @@ def test_the_report_counts_second_verdicts_apart(ns3, tmp_path):
 
 def test_the_second_verdict_keeps_the_claims_table_within_the_page(ns3, tmp_path):
     import shutil
-    import subprocess
 
     from tcprepro.paper import OVERFULL_LIMIT_PT, overfull_boxes
 
@@ -262,18 +262,7 @@ def test_the_second_verdict_keeps_the_claims_table_within_the_page(ns3, tmp_path
     results = [*disagreeing.values(), *excluded.values()]
     (tmp_path / "generated").mkdir()
     write_tex(results, tmp_path / "generated/claims_T.tex", caption="Claims of study T.")
-    (tmp_path / "t.tex").write_text(
-        "\\documentclass[10pt,a4paper]{article}\n"
-        + (ROOT / "paper/preamble.tex").read_text()
-        + "\n\\begin{document}\n\\reproinput{generated/claims_T.tex}\n\\end{document}\n"
-    )
-    done = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-    )
-    assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
-    log = (tmp_path / "t.log").read_text(errors="replace")
+    log = compile_report_inputs(tmp_path, ["generated/claims_T.tex"])
     boxes = [b for b in overfull_boxes(log) if "claims_T" in b[0]]
     assert all(width <= OVERFULL_LIMIT_PT for _, width, _ in boxes), boxes
     assert "<<generated generated/claims_T.tex>>" in log  # the boxes were attributed

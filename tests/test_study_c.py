@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import DUMBBELL, ROOT
+from conftest import DUMBBELL, ROOT, compile_report_inputs
 from synthetic import synthetic_pair
 from tcprepro.analysis import study_c as analysis_c
 from tcprepro.campaign import WorkflowConfig, cell_name, load_workflow_config
@@ -530,7 +530,6 @@ def test_a_cross_check_table_over_several_pages_labels_once_and_fits_the_page(tm
     the label does not (it did: 'multiply defined' in the quick report), and a table of
     three swept dimensions stays within the text width (X3's overran it by 14 pt)."""
     import shutil
-    import subprocess
 
     from tcprepro.analysis import crosscheck
     from tcprepro.paper import OVERFULL_LIMIT_PT, overfull_boxes
@@ -562,20 +561,9 @@ def test_a_cross_check_table_over_several_pages_labels_once_and_fits_the_page(tm
     (tmp_path / "generated").mkdir()
     crosscheck.write_tex(table, tmp_path / "generated/crosscheck_X2.tex", "X2", view_table)
     crosscheck.write_tex(x3, tmp_path / "generated/crosscheck_X3.tex", "X3")
-    (tmp_path / "t.tex").write_text(
-        "\\documentclass[10pt,a4paper]{article}\n"
-        + (ROOT / "paper/preamble.tex").read_text()
-        + "\n\\begin{document}\n\\reproinput{generated/crosscheck_X2.tex}\n"
-        + "\\reproinput{generated/crosscheck_X3.tex}\n\\end{document}\n"
-    )
-    for _ in range(2):  # the second run reads the labels the first one wrote
-        done = subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-            cwd=tmp_path,
-            capture_output=True,
-        )
-        assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
-    log = (tmp_path / "t.log").read_text(errors="replace")
+    # two passes: the second reads the labels the first one wrote
+    inputs = ["generated/crosscheck_X2.tex", "generated/crosscheck_X3.tex"]
+    log = compile_report_inputs(tmp_path, inputs, runs=2)
     assert "<<generated generated/crosscheck_X2.tex>>" in log  # boxes are attributed
     pages = int(re.search(r"Output written on t\.pdf \((\d+) pages", log).group(1))
     assert pages >= 3
