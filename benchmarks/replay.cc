@@ -103,6 +103,10 @@ main(int argc, char** argv)
         {
             sim.AddNode(f[1]);
         }
+        else if (f[0] == "node_sockets")
+        {
+            sim.SetNodeSocketAttributes(std::stoi(f[1]), f[2]);
+        }
         else if (f[0] == "link")
         {
             sim.AddLink(std::stoi(f[1]), std::stoi(f[2]), Direction(f, 3), Direction(f, 10));
@@ -135,6 +139,14 @@ main(int argc, char** argv)
             if (f.size() > 16)
             {
                 s.max_pacing_bps = std::stod(f[16]);
+            }
+            if (f.size() > 21)
+            {
+                s.ss_counting = std::stoi(f[17]);
+                s.ca_counting = std::stoi(f[18]);
+                s.ss_ack_limit = static_cast<uint32_t>(std::stoul(f[19]));
+                s.host_cache = (f[20] == "true");
+                s.request_bytes = std::stoull(f[21]);
             }
             sim.AddFlow(s);
         }

@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tcprepro"
 LOW = (
     *("models", "store", "scenario", "variants", "units"),
     *("scenario_io", "traffic", "topology", "installation", "provenance", "metrics", "latex"),
+    "testbeds",
 )
 #: what sits above: derived numbers, drawings, verdicts, the campaign, the backends, the CLI
 HIGH = ("analysis", "figures", "claims", "campaign", "ns3", "emulation", "cli")

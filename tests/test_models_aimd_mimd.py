@@ -37,7 +37,9 @@ def _cwnd_trace(variant, extra=()):
     ],
 )
 def test_reno_and_scalable_are_special_cases(general, special):
-    extra = ["tcp.delayed_ack_count=2", "tcp.recovery=prr"]  # the scenario defaults
+    # two segments per ACK, both growing by the same rule (per acknowledged segment): the
+    # generalised models and ns-3's Reno and Scalable give the same trace
+    extra = ["tcp.delayed_ack_count=2", "tcp.recovery=prr", "tcp.ack_counting=segment"]
     model = _cwnd_trace(general, extra)
     builtin = _cwnd_trace(special, extra)
     assert model["flow_cc_type"].item() != builtin["flow_cc_type"].item()
@@ -102,14 +104,17 @@ def test_mimd_increase_and_decrease_follow_alpha_and_beta(alpha, beta):
 
 
 def test_rules_per_ack_and_per_loss_are_exact():
-    # rule level, without a network: one ACK per segment, 1000-byte segments
+    # rule level, without a network: 1000-byte segments
     lib = drivers()
     aimd = lib.CongestionOpsDriver("ns3::TcpGeneralizedAimd", 1000, 100, 1)
     assert aimd.Set("Alpha", "5") == ""
     assert aimd.Set("Beta", "10") == ""
     aimd.Ack(1, 0.1)
     assert aimd.CwndBytes() == 100_000 + 50  # + Alpha * MSS^2 / cwnd bytes
-    assert aimd.Loss() == int(100_050 * 0.9)  # cwnd -= cwnd / Beta
+    aimd.Ack(2, 0.1)  # an ACK of two segments counts both, as MIMD counts them
+    grown = 100_050 + int(2 * 5 * 1000**2 / 100_050)
+    assert aimd.CwndBytes() == grown
+    assert aimd.Loss() == int(grown * 0.9)  # cwnd -= cwnd / Beta
     mimd = lib.CongestionOpsDriver("ns3::TcpGeneralizedMimd", 1000, 100, 1)
     assert mimd.Set("Alpha", "20") == ""
     assert mimd.Set("Beta", "1") == ""
@@ -129,12 +134,43 @@ def test_rules_per_ack_and_per_loss_are_exact():
     ],
 )
 def test_default_parameters_are_reno_and_scalable(general, special):
+    # one segment per ACK: per ACK and per acknowledged segment are the same rule
     lib = drivers()
     model, builtin = (lib.CongestionOpsDriver(t, 1448, 60, 1) for t in (general, special))
     for driver in (model, builtin):
         for rtt_s in (0.05, 0.06, 0.07):
-            driver.Round(rtt_s, 2)
+            driver.Round(rtt_s, 1)
         driver.Loss()
         driver.Round(0.05, 1)
     assert model.CwndBytes() == builtin.CwndBytes()
     assert model.SsThreshBytes() == builtin.SsThreshBytes()
+
+
+def test_aimd_counts_acknowledged_segments_where_ns3_reno_counts_acks():
+    # two segments per ACK, each model with its own rule, from congestion avoidance on a
+    # path that never loses: AIMD(1, 2) grows one segment per RTT (per acknowledged
+    # segment, as MIMD counts), TcpNewReno half a segment (per ACK)
+    rates = {}
+    for name, variant in (
+        ("AIMD", "{name: AIMD, params: {Alpha: 1, Beta: 2}}"),
+        ("NewReno", "NewReno"),
+    ):
+        ds = simulate(
+            DUMBBELL,
+            [
+                "duration=8s",
+                "warmup=0s",
+                "trace.interval=100ms",
+                "tcp.delayed_ack_count=2",
+                "topology.bottleneck.rate=100Mbps",
+                "topology.bottleneck.buffer_pkts=2000",
+                f"flows.f0.variant={variant}",
+                # start in congestion avoidance: ssthresh 20 segments on the sender
+                f"stack={{testbed: t, hosts: {{{name}: {{testbed: t, socket: "
+                "{InitialSlowStartThreshold: 28960}}}}",
+            ],
+        )
+        window = cwnd_segments(ds, "f0")
+        rates[name] = (window[70] - window[20]) / _rtts_between(ds, 20, 70)
+    assert rates["AIMD"] == pytest.approx(1.0, rel=0.1), rates
+    assert rates["NewReno"] == pytest.approx(0.5, rel=0.1), rates

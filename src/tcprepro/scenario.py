@@ -42,8 +42,10 @@ __all__ = [
     "AccessTopology",
     "DumbbellTopology",
     "FlowConfig",
+    "HostStack",
     "LinkDirection",
     "Scenario",
+    "StackSettings",
     "TcpSettings",
     "VariantConfig",
     "goodput_capacity_bps",
@@ -433,10 +435,17 @@ class TransferGenerator(_Endpoints):
         description="each transfer's sending socket paced at most at this rate (bit/s of "
         "payload; ns-3 from the end of the initial window, Linux from the 11th segment)",
     )
+    request_bytes: Size | None = Field(
+        default=None,
+        gt=0,
+        description="the receiving end of each transfer sends a request of this many bytes "
+        "once the connection is up, and the sender answers only when it has it (a browser's "
+        "request crossing the receiver's uplink); None: the sender starts at once",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_rate(self, handler: Any) -> dict[str, Any]:
-        return _without_unset(handler(self), "max_rate")
+        return _without_unset(_without_unset(handler(self), "max_rate"), "request_bytes")
 
 
 class PacketGenerator(_Endpoints):
@@ -456,6 +465,17 @@ class PacketGenerator(_Endpoints):
 
 
 Generator = Annotated[TransferGenerator | PacketGenerator, Field(discriminator="kind")]
+
+
+#: TCP settings added for the testbed profiles; unset, they serialise as before they existed
+TCP_PROFILE_KNOBS = (
+    "ack_counting",
+    "slow_start_ack_limit",
+    "rto_granularity",
+    "host_cache",
+    "pacing_ss_ratio",
+    "pacing_ca_ratio",
+)
 
 
 class TcpSettings(_Strict):
@@ -482,6 +502,62 @@ class TcpSettings(_Strict):
         ge=2,
         description="limited slow start (RFC 3742) above this many segments; None: off",
     )
+    ack_counting: Literal["ack", "segment"] | None = Field(
+        default=None,
+        description="what the senders' window growth counts, in both phases (a stack may set "
+        "it per variant and phase: stack.counting): 'ack' (one growth step per "
+        "ACK, whatever it acknowledges: Linux 2.6 without tcp_abc), 'segment' (one per "
+        "acknowledged full segment: byte counting, RFC 3465); None: each ns-3 model's own "
+        "rule (TcpNewReno per ACK, TcpCubic per segment)",
+    )
+    slow_start_ack_limit: int | None = Field(
+        default=None,
+        ge=1,
+        description="where slow start counts segments: most segments one ACK may add "
+        "(RFC 3465's L; FreeBSD's net.inet.tcp.abc_l_var); None: no limit",
+    )
+    rto_granularity: Duration | None = Field(
+        default=None,
+        gt=0,
+        description="the RTO is at least srtt + this (ns-3's ClockGranularity: RTO = "
+        "max(min_rto, srtt + max(G, 4 rttvar))); None: ns-3's 1 ms",
+    )
+    host_cache: bool | None = Field(
+        default=None,
+        description="a connection's ssthresh and RTT are kept per (sender, destination) when "
+        "it closes and seed the next connection to the same host (FreeBSD's TCP host "
+        "cache, Linux's route metrics); None or false: every connection starts afresh",
+    )
+    pacing_ss_ratio: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="paced flows: pacing rate in slow start, % of cwnd/srtt (ns-3 and Linux: "
+        "200); None: the stack's default",
+    )
+    pacing_ca_ratio: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="paced flows: pacing rate in congestion avoidance, % of cwnd/srtt (ns-3 "
+        "and Linux: 120); None: the stack's default",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_profile_knobs(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        for key in TCP_PROFILE_KNOBS:
+            _without_unset(data, key)
+        return data
+
+    @model_validator(mode="after")
+    def _limit_needs_segment_counting(self) -> TcpSettings:
+        if self.slow_start_ack_limit is not None and self.ack_counting is None:
+            raise ValueError(
+                "tcp.slow_start_ack_limit applies where growth counts segments: set "
+                "tcp.ack_counting too"
+            )
+        return self
 
     @property
     def header_bytes(self) -> int:
@@ -493,6 +569,11 @@ class TcpSettings(_Strict):
         """IP size of a full-sized data segment: MSS + :attr:`header_bytes`."""
         return self.mss + self.header_bytes
 
+    @property
+    def rto_floor_s(self) -> float:
+        """The shortest RTO this stack can have: max(min_rto, rto_granularity)."""
+        return max(self.min_rto, self.rto_granularity or 0.0)
+
     @model_validator(mode="after")
     def _delayed_ack_before_rto(self) -> TcpSettings:
         # ns-3 3.44 leaves a retransmission timeout with cwnd = 1 segment when the ACK that
@@ -501,10 +582,11 @@ class TcpSettings(_Strict):
         # when the receiver's delayed-ACK timer fires; if that timer is not shorter than the
         # minimum RTO, the RTO fires first, and the connection repeats this for the rest of
         # the run at one segment per RTO (README, "A stall in ns-3").
-        if self.delayed_ack_timeout >= self.min_rto:
+        if self.delayed_ack_timeout >= self.rto_floor_s:
             raise ValueError(
                 f"tcp.delayed_ack_timeout ({self.delayed_ack_timeout:g} s) must be shorter "
-                f"than tcp.min_rto ({self.min_rto:g} s): otherwise ns-3 connections lock at "
+                f"than the shortest RTO, max(tcp.min_rto, tcp.rto_granularity) "
+                f"({self.rto_floor_s:g} s): otherwise ns-3 connections lock at "
                 "one segment per retransmission timeout after a timeout"
             )
         return self
@@ -538,6 +620,87 @@ class Note(_Strict):
     reason: str
 
 
+class HostStack(_Strict):
+    """Another stack on the hosts that send one variant's flows (study A's Windows 7 end).
+
+    ``socket`` holds ns-3 ``TcpSocket``/``TcpSocketBase`` attributes set on every socket of
+    such a host: the ones it sends from and the ones it receives on (its delayed ACKs).
+    """
+
+    testbed: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    socket: dict[str, Scalar] = Field(default_factory=dict)
+    ack_counting: Literal["ack", "segment"] | None = Field(
+        default=None, description="this host's window growth rule (as tcp.ack_counting)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_counting(self, handler: Any) -> dict[str, Any]:
+        return _without_unset(handler(self), "ack_counting")
+
+
+Counting = Literal["ack", "segment", "model"]
+
+
+class GrowthCounting(_Strict):
+    """What a variant's window growth counts in each phase, on this stack (see tcp.ack_counting)."""
+
+    slow_start: Counting | None = None
+    congestion_avoidance: Counting | None = None
+
+
+class StackSettings(_Strict):
+    """The testbed's TCP stack beyond ``tcp:``, resolved from its profile (``testbed:``).
+
+    ``variants``: ns-3 attributes of each variant's model as that stack implemented it
+    (FreeBSD's CUBIC beta, Vegas alpha and beta), under a flow's own ``params``;
+    ``qdiscs``: the same for each queue discipline (study B's PFQ/LQD drops at the head),
+    under a link direction's own ``qdisc_params``;
+    ``counting``: what each variant's growth counts per phase where the stack's modules
+    differ from ``tcp.ack_counting`` (Linux 2.6.16: Reno per byte in congestion avoidance,
+    HighSpeed per ACK; "model": the ns-3 model's own rule);
+    ``hosts``: the hosts that send a given variant's flows run another stack
+    (:class:`HostStack`); ``linux_sysctls`` and ``linux_modules``: what the emulated
+    Linux guest sets to approach the same stack (module parameters by module name).
+    The profile files and what each value rests on: ``workflow/testbeds/``,
+    ``docs/testbeds.md``.
+    """
+
+    testbed: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    variants: dict[str, dict[str, Scalar]] = Field(default_factory=dict)
+    qdiscs: dict[str, dict[str, Scalar]] = Field(default_factory=dict)
+    counting: dict[str, GrowthCounting] = Field(default_factory=dict)
+    hosts: dict[str, HostStack] = Field(default_factory=dict)
+    linux_sysctls: dict[str, str] = Field(default_factory=dict)
+    linux_modules: dict[str, dict[str, Scalar]] = Field(default_factory=dict)
+
+    @field_validator("variants", "counting", "hosts")
+    @classmethod
+    def _registry_names(cls, by_variant: dict[str, Any]) -> dict[str, Any]:
+        return {canonical_variant(name): value for name, value in by_variant.items()}
+
+    @field_validator("qdiscs")
+    @classmethod
+    def _known_qdiscs(cls, by_qdisc: dict[str, Any]) -> dict[str, Any]:
+        for name in by_qdisc:
+            get_qdisc(name)  # ValueError naming the known ones
+        return by_qdisc
+
+    @field_validator("linux_sysctls", mode="before")
+    @classmethod
+    def _sysctl_text(cls, values: Any) -> Any:
+        # names in sysctl's slash form (net/ipv4/tcp_ecn), so that a dotted scenario path
+        # (stack.linux_sysctls.net/ipv4/tcp_ecn) can name one
+        if isinstance(values, Mapping):
+            for key in values:
+                if not isinstance(key, str) or "." in key or not key.startswith("net/"):
+                    raise ValueError(
+                        f"linux_sysctls: {key!r} must be a sysctl name in its slash form, "
+                        "e.g. net/ipv4/tcp_no_metrics_save"
+                    )
+            return {key: str(value) for key, value in values.items()}
+        return values
+
+
 class Scenario(_Strict):
     """A validated scenario. Quantities are in SI base units."""
 
@@ -555,7 +718,15 @@ class Scenario(_Strict):
     seed: int = Field(default=1, ge=1, le=2**31 - 1)
     repetitions: int = Field(default=1, ge=1)
     trace: TraceSettings = Field(default_factory=TraceSettings)
+    stack: StackSettings | None = Field(
+        default=None,
+        description="the testbed's stack beyond tcp: (set from a profile by testbed:)",
+    )
     notes: list[Note] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_stack(self, handler: Any) -> dict[str, Any]:
+        return _without_unset(handler(self), "stack")
 
     @field_validator("flows", "traffic")
     @classmethod
@@ -614,7 +785,24 @@ class Scenario(_Strict):
                     raise ValueError(f"{where}.start: the flow would start after the run ends")
             elif entry.start >= min(entry.stop or self.duration, self.duration):
                 raise ValueError(f"{where}.start: no arrival can happen before stop or the end")
+        self.host_stacks()  # two stacks on one host are an error
         return self
+
+    @model_validator(mode="after")
+    def _stack_qdisc_params(self) -> Scenario:
+        """Each link direction's queue takes its stack's parameters under its own."""
+        if self.stack is None or not self.stack.qdiscs:
+            return self
+        topo = self.topology
+        update = {}
+        for name in type(topo).model_fields:
+            direction = getattr(topo, name)
+            if isinstance(direction, LinkDirection) and direction.qdisc in self.stack.qdiscs:
+                params = {**self.stack.qdiscs[direction.qdisc], **direction.qdisc_params}
+                update[name] = direction.model_copy(update={"qdisc_params": params})
+        if not update:
+            return self
+        return self.model_copy(update={"topology": topo.model_copy(update=update)})
 
     @model_validator(mode="after")
     def _bdp_buffer(self) -> Scenario:
@@ -705,6 +893,63 @@ class Scenario(_Strict):
         used = {flow.variant.name for flow in self.flows.values()}
         used |= {gen.variant.name for gen in self.traffic.values() if hasattr(gen, "variant")}
         return sorted(used)
+
+    def variant_params(self, variant: VariantConfig) -> dict[str, Scalar]:
+        """A variant's ns-3 parameters on this scenario's stack: its profile's, then its own."""
+        stack = self.stack.variants.get(variant.name, {}) if self.stack else {}
+        return {**stack, **variant.params}
+
+    def host_stacks(self) -> dict[str, HostStack]:
+        """The hosts that run another stack (``stack.hosts``), by host name.
+
+        A host runs the stack its flows' variant names (study A: a Compound flow's
+        sender is a Windows 7 host, for its sending and its receiving sockets).
+
+        Raises
+        ------
+        ConfigError
+            When two flows of one host ask for different host stacks.
+        """
+        if self.stack is None or not self.stack.hosts:
+            return {}
+        chosen: dict[str, tuple[str, HostStack]] = {}
+        entries = [(name, flow.variant.name) for name, flow in self.flows.items()]
+        entries += [
+            (name, gen.variant.name)
+            for name, gen in self.traffic.items()
+            if hasattr(gen, "variant")
+        ]
+        for name, variant in entries:
+            host_stack = self.stack.hosts.get(variant)
+            if host_stack is None:
+                continue
+            host = self.endpoints_of(name)[0]
+            seen = chosen.get(host)
+            if seen is not None and seen[1] != host_stack:
+                raise ConfigError(
+                    f"stack.hosts: host {host!r} sends {seen[0]} and {variant} flows, whose "
+                    "stacks differ"
+                )
+            chosen[host] = (variant, host_stack)
+        return {host: entry for host, (_, entry) in chosen.items()}
+
+    def growth_counting(self, variant: str, host: str) -> tuple[str | None, str | None]:
+        """What a flow's window growth counts, (slow start, congestion avoidance).
+
+        Each phase: ``"ack"``, ``"segment"``, or None for the ns-3 model's own rule. The
+        sending host's stack (``stack.hosts``) decides first, then the stack's rule for the
+        variant (``stack.counting``), then ``tcp.ack_counting``.
+        """
+        host_stack = self.host_stacks().get(host)
+        if host_stack is not None and host_stack.ack_counting is not None:
+            return host_stack.ack_counting, host_stack.ack_counting
+        rule = self.stack.counting.get(variant) if self.stack else None
+        phases = []
+        for phase in ("slow_start", "congestion_avoidance"):
+            value = getattr(rule, phase) if rule is not None else None
+            value = self.tcp.ack_counting if value is None else value
+            phases.append(None if value == "model" else value)
+        return phases[0], phases[1]
 
     def ns3_variant_defaults(self) -> dict[str, dict[str, str]]:
         """The registry's fixed ns-3 attributes of each variant the scenario runs (if any)."""

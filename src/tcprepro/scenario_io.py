@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from tcprepro import traffic
+from tcprepro import testbeds, traffic
 from tcprepro.errors import ConfigError
 from tcprepro.scenario import Scenario
 
@@ -93,6 +93,9 @@ def _load_raw(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     if path in chain:
         raise ConfigError("circular 'base:' chain", str(path))
     data = _read_yaml(path)
+    testbed = data.get("testbed")
+    if isinstance(testbed, str):  # a profile file, relative to the file that names it
+        data["testbed"] = str((path.parent / testbed).resolve())
     base = data.pop("base", None)
     if base is None:
         return data
@@ -197,9 +200,20 @@ def _format_validation_error(exc: ValidationError) -> str:
 
 
 def load_scenario_dict(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
-    """Validate an already-parsed scenario mapping, generators' calibration included."""
+    """Validate an already-parsed scenario mapping, generators' calibration included.
+
+    A ``testbed:`` key names a testbed profile file (:mod:`tcprepro.testbeds`; relative to
+    the scenario file that set it, else to the working directory): its values are merged
+    underneath the scenario's.
+    """
+    data = dict(data)
+    testbed = data.pop("testbed", None)
+    if testbed is not None:
+        if not isinstance(testbed, str):
+            raise ConfigError("testbed: must be the path of a testbed profile file", source)
+        data = testbeds.apply_profile(data, testbed)
     try:
-        scenario = Scenario.model_validate(dict(data))
+        scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_format_validation_error(exc), source) from None
     for name in scenario.traffic:
@@ -218,7 +232,9 @@ def load_scenario(path: str | Path, overrides: Iterable[str | Override] = ()) ->
     path
         YAML scenario file; a ``base:`` key names another file (relative to
         this one) whose content is merged underneath (a key set to null removes
-        the base's entry; a file's ``notes`` are appended to its base's).
+        the base's entry; a file's ``notes`` are appended to its base's); a
+        ``testbed:`` key names the testbed profile merged underneath everything
+        (:mod:`tcprepro.testbeds`).
     overrides
         ``(key path, value)`` pairs or ``key.path=value`` strings (``--set``), applied
         after merging.

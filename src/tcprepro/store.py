@@ -126,6 +126,12 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
     "flow_end_s": (("flow",), "s", "time the last byte arrived (sized flows; NaN: not done)"),
     "flow_size_bytes": (("flow",), "byte", "bytes to transfer (0: bulk)"),
     "flow_rx_bytes": (("flow",), "byte", "application bytes received in the whole run"),
+    "flow_initial_ssthresh_bytes": (
+        ("flow",),
+        "byte",
+        "slow-start threshold the connection started from, seeded by the host cache "
+        "(tcp.host_cache); NaN: unbounded",
+    ),
     "transfer_generator": (("transfer",), "", "traffic generator that made the transfer"),
     "transfer_src": (("transfer",), "", "sending host"),
     "transfer_dst": (("transfer",), "", "receiving host"),
@@ -148,6 +154,12 @@ SCHEMA: dict[str, tuple[tuple[str, ...], str, str]] = {
         "packet",
         "data segments of the transfer dropped at a traced queue in the whole run",
     ),
+    "transfer_initial_ssthresh_bytes": (
+        ("transfer",),
+        "byte",
+        "slow-start threshold the transfer started from, seeded by the host cache "
+        "(tcp.host_cache); NaN: unbounded",
+    ),
     "link_rate_bps": (("link",), "bit/s", "configured rate"),
     "link_delay_s": (("link",), "s", "configured one-way delay"),
     "link_buffer_pkts": (("link",), "packet", "configured buffer"),
@@ -169,6 +181,8 @@ OPTIONAL = frozenset(
         "rto_count",
         "transfer_tx_data_pkts",
         "transfer_lost_data_pkts",
+        "flow_initial_ssthresh_bytes",
+        "transfer_initial_ssthresh_bytes",
     }
 )
 

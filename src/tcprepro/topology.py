@@ -111,6 +111,7 @@ class PlannedGenerator:
     transfers: tuple[PlannedTransfer, ...] = ()
     packet_sources: tuple[PlannedPacketSource, ...] = ()
     max_rate_bps: float | None = None  # each transfer's socket paced at most at this rate
+    request_bytes: int | None = None  # each transfer's receiver asks with this many bytes first
 
 
 @dataclass(frozen=True)
@@ -319,6 +320,7 @@ def build_plan(scenario: Scenario, rep: int) -> NetworkPlan:
                     variant=gen.variant,
                     transfers=tuple(expand_transfers(scenario, name, rep)),
                     max_rate_bps=gen.max_rate,
+                    request_bytes=gen.request_bytes,
                     **common,
                 )
             )

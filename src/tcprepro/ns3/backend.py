@@ -73,10 +73,19 @@ def _attributes(pairs: Mapping[str, object] | tuple[tuple[str, object], ...]) ->
     return "|".join(f"{name}={_text(value)}" for name, value in items)
 
 
-def variant_attributes(variant: VariantConfig) -> tuple[str, str]:
-    """ns-3 (TypeId, attribute string) of a congestion-control config."""
+def variant_attributes(variant: VariantConfig, scenario: Scenario | None = None) -> tuple[str, str]:
+    """ns-3 (TypeId, attribute string) of a congestion-control config.
+
+    The registry's fixed attributes, then the scenario's stack profile's for that variant
+    (:meth:`Scenario.variant_params`: FreeBSD's CUBIC beta, ...), then the flow's own.
+    """
     registered = get_variant(variant.name)
-    return registered.ns3_type, _attributes({**registered.ns3_defaults, **variant.params})
+    params = scenario.variant_params(variant) if scenario is not None else variant.params
+    return registered.ns3_type, _attributes({**registered.ns3_defaults, **params})
+
+
+#: FlowSpec.ss_counting / ca_counting of each growth rule (None: the model's own)
+ACK_COUNTING = {None: 0, "ack": 1, "segment": 2}
 
 
 #: packets the point-to-point device holds below the queue disc (while it sends another)
@@ -99,7 +108,7 @@ def qdisc_attributes(direction: PlannedDirection) -> tuple[str, str]:
 def tcp_defaults(tcp: TcpSettings) -> dict[str, str]:
     """ns-3 attribute defaults implementing the scenario's TCP settings."""
     recovery = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicRecovery"}[tcp.recovery]
-    return {
+    defaults = {
         "ns3::TcpSocket::SegmentSize": str(tcp.mss),
         "ns3::TcpSocket::DelAckCount": str(tcp.delayed_ack_count),
         "ns3::TcpSocket::DelAckTimeout": f"{tcp.delayed_ack_timeout!r}s",
@@ -112,6 +121,14 @@ def tcp_defaults(tcp: TcpSettings) -> dict[str, str]:
         "ns3::TcpSocketBase::MinRto": f"{tcp.min_rto!r}s",
         "ns3::TcpL4Protocol::RecoveryType": recovery,
     }
+    optional = {
+        "ns3::TcpSocketBase::ClockGranularity": (
+            None if tcp.rto_granularity is None else f"{tcp.rto_granularity!r}s"
+        ),
+        "ns3::TcpSocketState::PacingSsRatio": tcp.pacing_ss_ratio,
+        "ns3::TcpSocketState::PacingCaRatio": tcp.pacing_ca_ratio,
+    }
+    return {**defaults, **{path: str(v) for path, v in optional.items() if v is not None}}
 
 
 #: the text ns-3's Time parser reads (a number and an optional unit; none means seconds);
@@ -182,15 +199,24 @@ def check_scenario(scenario: Scenario) -> None:
     def check(type_name: str, attributes: str) -> str:
         return _unreadable_text(type_name, attributes) or lib.CheckAttributes(type_name, attributes)
 
-    for name, flow in scenario.flows.items():
-        error = check(*variant_attributes(flow.variant))
+    def check_variant(variant: VariantConfig, field: str) -> None:
+        error = check(*variant_attributes(variant))
         if error:
-            raise ConfigError(f"flows.{name}.variant.params: {error}")
+            raise ConfigError(f"{field}.variant.params: {error}")
+        error = check(*variant_attributes(variant, scenario))
+        if error:  # the stack profile's parameters of this variant
+            raise ConfigError(f"stack.variants.{variant.name} (for {field}): {error}")
+
+    for name, flow in scenario.flows.items():
+        check_variant(flow.variant, f"flows.{name}")
     for name, generator in scenario.traffic.items():
         variant = getattr(generator, "variant", None)
-        error = variant and check(*variant_attributes(variant))
+        if variant is not None:
+            check_variant(variant, f"traffic.{name}")
+    for host, host_stack in scenario.host_stacks().items():
+        error = check("ns3::TcpSocketBase", _attributes(host_stack.socket))
         if error:
-            raise ConfigError(f"traffic.{name}.variant.params: {error}")
+            raise ConfigError(f"stack.hosts (the stack of host {host}): {error}")
     plan = build_plan(scenario, 0)
     for link in plan.links:
         for direction in (link.a_to_b, link.b_to_a):
@@ -231,6 +257,9 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
     for path, value in tcp_defaults(scenario.tcp).items():
         sim.SetDefault(path, value)
     index = {name: sim.AddNode(name) for name in plan.nodes}
+    for host, host_stack in scenario.host_stacks().items():
+        if host_stack.socket:
+            sim.SetNodeSocketAttributes(index[host], _attributes(host_stack.socket))
     for link in plan.links:
         sim.AddLink(
             index[link.a],
@@ -249,12 +278,13 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
         pacing: bool = False,
         group: int = -1,
         max_pacing_bps: float = 0.0,
+        request_bytes: int = 0,
     ) -> None:
         spec = lib.FlowSpec()
         spec.name = name
         spec.src = index[src]
         spec.dst = index[dst]
-        spec.cc_type, spec.cc_attributes = variant_attributes(variant)
+        spec.cc_type, spec.cc_attributes = variant_attributes(variant, scenario)
         spec.socket_attributes = ""
         spec.start_s = start_s
         spec.bytes = size_bytes
@@ -262,6 +292,12 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
         spec.max_pacing_bps = max_pacing_bps
         spec.group = group
         spec.max_ssthresh_pkts = scenario.tcp.max_ssthresh_pkts or 0
+        spec.ss_counting, spec.ca_counting = (
+            ACK_COUNTING[rule] for rule in scenario.growth_counting(variant.name, src)
+        )
+        spec.ss_ack_limit = scenario.tcp.slow_start_ack_limit or 0
+        spec.host_cache = bool(scenario.tcp.host_cache)
+        spec.request_bytes = request_bytes
         sim.AddFlow(spec)
 
     for flow in plan.flows:
@@ -280,6 +316,7 @@ def _instantiate(lib: Any, sim: Any, scenario: Scenario, plan: NetworkPlan) -> N
                 transfer.size_bytes,
                 group=group,
                 max_pacing_bps=generator.max_rate_bps or 0.0,
+                request_bytes=generator.request_bytes or 0,
             )
         for source in generator.packet_sources:
             spec = lib.FlowSpec()
@@ -328,6 +365,11 @@ class CallRecorder:
         "stop_s",
         "max_ssthresh_pkts",
         "max_pacing_bps",
+        "ss_counting",
+        "ca_counting",
+        "ss_ack_limit",
+        "host_cache",
+        "request_bytes",
     )
 
     def __init__(self) -> None:
@@ -368,6 +410,11 @@ class CallRecorder:
             stop_s=0.0,
             max_ssthresh_pkts=0,
             max_pacing_bps=0.0,
+            ss_counting=0,
+            ca_counting=0,
+            ss_ack_limit=0,
+            host_cache=False,
+            request_bytes=0,
         )
 
     def _line(self, *fields: object) -> None:
@@ -385,6 +432,9 @@ class CallRecorder:
         self._line("node", name)
         self._nodes += 1
         return self._nodes - 1
+
+    def SetNodeSocketAttributes(self, node: int, attributes: str) -> None:  # noqa: D102
+        self._line("node_sockets", node, attributes)
 
     def AddLink(self, a: int, b: int, ab: SimpleNamespace, ba: SimpleNamespace) -> None:  # noqa: D102
         self._line(
@@ -510,10 +560,10 @@ def run_scenario(
         wall_s = time.perf_counter() - started
         link_names = [str(n) for n in sim.LinkNames()]
         series_names = [str(n) for n in sim.SeriesNames()]
-        scalars = {
-            var: _as_array(sim.FlowScalars(var))
-            for var in ("connected_s", "end_s", "rx_bytes", "tx_data_pkts", "lost_data_pkts")
-        }
+        scalar_names = ["connected_s", "end_s", "rx_bytes", "tx_data_pkts", "lost_data_pkts"]
+        if scenario.tcp.host_cache:
+            scalar_names.append("initial_ssthresh_bytes")
+        scalars = {var: _as_array(sim.FlowScalars(var)) for var in scalar_names}
         cc_types = [str(name) for name in sim.FlowCongestionTypes()]
         times = _as_array(sim.SampleTimes())
         optional_series = [f"cc:{source}" for source in congestion_state]
@@ -542,6 +592,11 @@ def run_scenario(
         "flow_end_s": [*scalars["end_s"][:n_flows], *nan],
         "flow_rx_bytes": [*scalars["rx_bytes"][:n_flows], *generator_rx],
     }
+    if "initial_ssthresh_bytes" in scalars:
+        flow_info["flow_initial_ssthresh_bytes"] = [
+            *scalars["initial_ssthresh_bytes"][:n_flows],
+            *nan,
+        ]
     positions = _transfer_positions(plan)
     transfer_info = {
         **plan.transfer_info(),
@@ -551,6 +606,10 @@ def run_scenario(
         "transfer_tx_data_pkts": [float(scalars["tx_data_pkts"][i]) for i in positions],
         "transfer_lost_data_pkts": [float(scalars["lost_data_pkts"][i]) for i in positions],
     }
+    if "initial_ssthresh_bytes" in scalars:
+        transfer_info["transfer_initial_ssthresh_bytes"] = [
+            float(scalars["initial_ssthresh_bytes"][i]) for i in positions
+        ]
     raw = RawTraces(
         times_s=times,
         flow_names=series_names,

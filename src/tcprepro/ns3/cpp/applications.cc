@@ -12,6 +12,7 @@
 
 #include "simulation-impl.h"
 
+#include "tcp-ack-counting.h"
 #include "tcp-limited-slow-start.h"
 #include "trace-state.h"
 
@@ -38,6 +39,38 @@ struct SocketStateOf : TcpSocketBase
     }
 };
 
+/// Set "Name=Value|..." attributes on a TCP socket.
+void
+SetSocketAttributes(TcpSocketBase& socket, const std::string& attributes)
+{
+    for (const auto& [name, value] : ParseAttributes(attributes))
+    {
+        socket.SetAttribute(name, StringValue(value));
+    }
+}
+
+/// FlowSpec's counting codes (0 model, 1 ACK, 2 segment) as TcpAckCounting's rules.
+TcpAckCounting::Counting
+AsCounting(int code)
+{
+    switch (code)
+    {
+    case 1:
+        return TcpAckCounting::PER_ACK;
+    case 2:
+        return TcpAckCounting::PER_SEGMENT;
+    default:
+        return TcpAckCounting::MODEL;
+    }
+}
+
+/// Host-cache key of a connection: its sending node and its destination address.
+std::pair<uint32_t, uint32_t>
+HostCacheKey(const FlowState& flow)
+{
+    return {flow.srcNodeId, flow.dstAddress.Get()};
+}
+
 } // namespace
 
 // ----------------------------------------------------------------------------
@@ -51,9 +84,21 @@ FlowSender::StartApplication()
     m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
     Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(m_socket);
     NS_ABORT_MSG_UNLESS(tcp, "the TCP socket factory did not return a TcpSocketBase");
-    for (const auto& [name, value] : ParseAttributes(flow.spec.socket_attributes))
+    SetSocketAttributes(*tcp, m_sim->nodeSocketAttributes[flow.spec.src]);
+    SetSocketAttributes(*tcp, flow.spec.socket_attributes);
+    if (flow.spec.host_cache)
     {
-        tcp->SetAttribute(name, StringValue(value));
+        // a connection to a host the cache knows starts from the cached ssthresh
+        // (FreeBSD 9.2: tcp_hc_get in cc_conn_init, at least 2 segments)
+        auto entry = m_sim->hostCache.find(HostCacheKey(flow));
+        if (entry != m_sim->hostCache.end() && entry->second.ssthreshBytes > 0)
+        {
+            UintegerValue mss;
+            tcp->GetAttribute("SegmentSize", mss);
+            const uint64_t seeded = std::max<uint64_t>(entry->second.ssthreshBytes, 2 * mss.Get());
+            tcp->SetAttribute("InitialSlowStartThreshold", UintegerValue(seeded));
+            flow.initialSsthreshBytes = static_cast<double>(seeded);
+        }
     }
     ObjectFactory cc = MakeFactory(flow.spec.cc_type, flow.spec.cc_attributes);
     Ptr<TcpCongestionOps> ops = cc.Create<TcpCongestionOps>();
@@ -65,6 +110,16 @@ FlowSender::StartApplication()
         ConnectTracedNumber(ops, m_sim->ccSources[i], [state = &flow.ccState[i]](double value) {
             *state = value;
         });
+    }
+    if (flow.spec.ss_counting > 0 || flow.spec.ca_counting > 0)
+    {
+        // what the growth counts, as the testbed's stack did (per ACK or per segment)
+        auto counting = CreateObject<TcpAckCounting>();
+        counting->SetAttribute("SlowStart", EnumValue(AsCounting(flow.spec.ss_counting)));
+        counting->SetAttribute("CongestionAvoidance", EnumValue(AsCounting(flow.spec.ca_counting)));
+        counting->SetAttribute("SlowStartLimit", UintegerValue(flow.spec.ss_ack_limit));
+        counting->SetInner(ops);
+        ops = counting;
     }
     if (flow.spec.max_ssthresh_pkts > 0)
     {
@@ -91,11 +146,9 @@ FlowSender::StartApplication()
     }
     PointerValue ccInUse;
     tcp->GetAttribute("CongestionOps", ccInUse);
-    Ptr<TcpCongestionOps> inUse = ccInUse.Get<TcpCongestionOps>();
-    if (auto limited = DynamicCast<TcpLimitedSlowStart>(inUse))
-    {
-        inUse = limited->GetInner(); // report the congestion control, not the decorator
-    }
+    // report the congestion control, not its decorators
+    Ptr<TcpCongestionOps> inUse =
+        TcpCongestionDecorator::Innermost(ccInUse.Get<TcpCongestionOps>());
     flow.ccTypeInUse = inUse->GetInstanceTypeId().GetName();
     tcp->Bind();
     Address local;
@@ -129,8 +182,60 @@ void
 FlowSender::OnConnected(Ptr<Socket> socket)
 {
     m_sim->flows[m_flowId].connectedS = Simulator::Now().GetSeconds();
+    if (m_sim->flows[m_flowId].spec.request_bytes > 0)
+    {
+        // the receiver asks first (FlowSink::OnAccept); the data answers its request
+        socket->SetRecvCallback(MakeCallback(&FlowSender::OnRequest, this));
+        return;
+    }
+    StartSending(socket);
+}
+
+void
+FlowSender::OnRequest(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    while ((packet = socket->Recv()))
+    {
+        m_requestReceived += packet->GetSize();
+    }
+    if (!m_sending && m_requestReceived >= m_sim->flows[m_flowId].spec.request_bytes)
+    {
+        StartSending(socket);
+    }
+}
+
+void
+FlowSender::StartSending(Ptr<Socket> socket)
+{
+    m_sending = true;
     socket->SetSendCallback(MakeCallback(&FlowSender::Fill, this));
     Fill(socket, socket->GetTxAvailable());
+}
+
+void
+FlowSender::StoreInHostCache()
+{
+    // FreeBSD 9.2 (tcp_discardcb): a connection with at least 4 RTT samples leaves its
+    // ssthresh to the host cache when it was lowered by a loss (below half the send
+    // buffer); the cache averages it with what it held (tcp_hc_update)
+    m_cached = true;
+    FlowState& flow = m_sim->flows[m_flowId];
+    Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(m_socket);
+    if (flow.counters.rttCount < 4 || !tcp)
+    {
+        return;
+    }
+    const uint32_t ssthresh = SocketStateOf::Get(*tcp)->m_ssThresh.Get();
+    UintegerValue sendBuffer;
+    tcp->GetAttribute("SndBufSize", sendBuffer);
+    if (ssthresh == 0 || ssthresh >= sendBuffer.Get() / 2)
+    {
+        return;
+    }
+    HostCacheEntry& entry = m_sim->hostCache[HostCacheKey(flow)];
+    entry.ssthreshBytes =
+        entry.ssthreshBytes == 0 ? ssthresh : (entry.ssthreshBytes + ssthresh) / 2;
 }
 
 void
@@ -245,6 +350,11 @@ FlowSender::OnHighAck(SequenceNumber32 /*oldValue*/, SequenceNumber32 newValue)
     flow.AccumulateUnacked(Simulator::Now().GetSeconds());
     flow.highAckMark = newValue;
     flow.haveHighAck = true;
+    if (flow.spec.host_cache && m_closed && !m_cached && flow.haveHighTx &&
+        newValue >= flow.highTxMark)
+    {
+        StoreInHostCache(); // every byte of the transfer is acknowledged
+    }
 }
 
 void
@@ -314,6 +424,15 @@ void
 FlowSink::StartApplication()
 {
     m_listener = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    // accepted sockets are copies of the listener: a host's own stack settings
+    for (std::size_t i = 0; i < m_sim->nodes.GetN(); ++i)
+    {
+        if (m_sim->nodes.Get(i) == GetNode())
+        {
+            SetSocketAttributes(*DynamicCast<TcpSocketBase>(m_listener),
+                                m_sim->nodeSocketAttributes[i]);
+        }
+    }
     m_listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
     m_listener->Listen();
     m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
@@ -347,6 +466,13 @@ FlowSink::OnAccept(Ptr<Socket> socket, const Address& from)
     socket->SetRecvCallback(MakeCallback(&FlowSink::OnRecv, this));
     socket->SetCloseCallbacks(MakeCallback(&FlowSink::OnPeerClose, this),
                               MakeCallback(&FlowSink::OnPeerClose, this));
+    const uint64_t request = m_sim->flows[flowId].spec.request_bytes;
+    if (request > 0)
+    {
+        // the receiving end asks for the data (a browser's request): it crosses the
+        // receiver's uplink before the sender starts (FlowSender::OnRequest)
+        socket->Send(Create<Packet>(static_cast<uint32_t>(request)));
+    }
 }
 
 void

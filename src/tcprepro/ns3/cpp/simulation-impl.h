@@ -86,6 +86,7 @@ struct FlowState
     Ipv4Address dstAddress;
     double connectedS = kNaN;
     double endS = kNaN;
+    double initialSsthreshBytes = kNaN; ///< seeded from the host cache (NaN: unbounded)
     double cwndBytes = kNaN;
     Counters counters;
     Counters* group = nullptr; ///< the group's counters, also incremented
@@ -159,12 +160,19 @@ class FlowSender : public Application
     void OnRto(Time oldValue, Time newValue);
     void OnCongState(TcpSocketState::TcpCongState_t oldValue,
                      TcpSocketState::TcpCongState_t newValue);
+    void OnRequest(Ptr<Socket> socket);
+    void StartSending(Ptr<Socket> socket);
+    /// Host cache: this connection's ssthresh into the cache once all its data is acked.
+    void StoreInHostCache();
 
     Simulation::Impl* m_sim;
     int m_flowId;
     Ptr<Socket> m_socket;
     uint64_t m_remaining = 0;
+    uint64_t m_requestReceived = 0;
+    bool m_sending = false;
     bool m_closed = false;
+    bool m_cached = false;
     Time m_lastRtt{Seconds(0)};
     SequenceNumber32 m_highestAck{0};
     bool m_anyAck = false;
@@ -229,10 +237,20 @@ struct LinkTrace
     uint32_t maxPkts = 0;
 };
 
+/// What a host cache keeps of a closed connection for its destination (FreeBSD's
+/// tcp_hostcache, Linux's route metrics): the slow-start threshold, averaged with what
+/// the entry held.
+struct HostCacheEntry
+{
+    uint32_t ssthreshBytes = 0; ///< 0: no loss seen, nothing to seed
+};
+
 struct Simulation::Impl
 {
     NodeContainer nodes;
     std::vector<std::string> nodeNames;
+    std::vector<std::string> nodeSocketAttributes; ///< per node index ("" when none)
+    std::map<std::pair<uint32_t, uint32_t>, HostCacheEntry> hostCache; ///< (src node id, dst IPv4)
     std::vector<FlowState> flows;
     std::vector<std::size_t> flowEntity; ///< series entity of each flow (set by Build)
     std::size_t numUngrouped = 0;

@@ -39,7 +39,7 @@ TcpGeneralizedAimd::GetTypeId()
             .AddConstructor<TcpGeneralizedAimd>()
             .AddAttribute("Alpha",
                           "Additive increase: segments added per RTT (cwnd += Alpha/cwnd per "
-                          "ACK); must be > 0. Reno: 1",
+                          "ACKed segment); must be > 0. Reno: 1",
                           DoubleValue(1.0),
                           MakeDoubleAccessor(&TcpGeneralizedAimd::m_alpha),
                           MakeDoubleChecker<double>(Above(0.0)))
@@ -65,8 +65,10 @@ TcpGeneralizedAimd::CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmen
     {
         return;
     }
+    // per acknowledged segment, as TcpGeneralizedMimd counts: the two families grow under
+    // one rule (an ACK that covers two segments adds twice Alpha/cwnd)
     const double mssSquared = static_cast<double>(tcb->m_segmentSize * tcb->m_segmentSize);
-    double adder = m_alpha * mssSquared / tcb->m_cWnd.Get();
+    double adder = m_alpha * segmentsAcked * mssSquared / tcb->m_cWnd.Get();
     tcb->m_cWnd += static_cast<uint32_t>(std::max(1.0, adder));
 }
 

@@ -1,14 +1,18 @@
 // Generalised AIMD(alpha, beta) and MIMD(alpha, beta) congestion controls with
 // the parameterisation of study B (Auge, thesis chapter 5, figures 5.16-5.19):
 //
-//   AIMD: congestion avoidance  cwnd += alpha / cwnd  per ACK      (segments)
+//   AIMD: congestion avoidance  cwnd += alpha / cwnd  per ACKed segment (segments)
 //         on loss               cwnd -= cwnd / beta                 Reno = AIMD(1, 2)
 //   MIMD: congestion avoidance  cwnd += 1 / alpha     per ACKed segment once cwnd >= alpha
 //         on loss               cwnd -= cwnd * 2^-beta              Scalable = MIMD(50, 3)
 //
-// Both keep ns-3's standard slow start (TcpNewReno). The byte arithmetic is that
-// of ns-3's own models so that the special cases are exact: AIMD(1, 2) gives the
-// cwnd trace of ns3::TcpNewReno and MIMD(50, 3) that of ns3::TcpScalable
+// Both count acknowledged segments in congestion avoidance, so the two families grow
+// under one rule whatever the receiver's ACK policy, and both keep ns-3's standard slow
+// start (TcpNewReno). A testbed that grew per ACK instead is set by its stack profile
+// (tcp.ack_counting, the TcpAckCounting decorator). The byte arithmetic is that of
+// ns-3's own models so that the special cases are exact: AIMD(1, 2) gives the cwnd
+// trace of ns3::TcpNewReno when both count segments (one segment per ACK, or
+// ack_counting 'segment') and MIMD(50, 3) that of ns3::TcpScalable
 // (tests/test_models_aimd_mimd.py compares them).
 //
 // SPDX-License-Identifier: GPL-2.0-only
@@ -23,7 +27,8 @@ namespace ns3
 /// AIMD(alpha, beta): additive increase of alpha segments per RTT, cwnd -= cwnd/beta on loss.
 ///
 /// Increase: every ACK received in congestion avoidance adds
-/// max(1, alpha * MSS^2 / cwnd) bytes (integer bytes, as ns3::TcpNewReno).
+/// max(1, alpha * segmentsAcked * MSS^2 / cwnd) bytes (integer bytes, as ns3::TcpNewReno,
+/// which adds max(1, MSS^2 / cwnd) per ACK whatever it acknowledges).
 /// Decrease: ssthresh = max(2 MSS, FlightSize * (1 - 1/beta)) (RFC 5681 uses
 /// FlightSize, as ns3::TcpNewReno does).
 class TcpGeneralizedAimd : public TcpNewReno

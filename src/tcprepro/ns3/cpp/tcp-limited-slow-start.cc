@@ -4,7 +4,6 @@
 
 #include "tcp-limited-slow-start.h"
 
-#include "ns3/abort.h"
 #include "ns3/tcp-socket-state.h"
 #include "ns3/uinteger.h"
 
@@ -20,7 +19,7 @@ TcpLimitedSlowStart::GetTypeId()
 {
     static TypeId tid =
         TypeId("ns3::TcpLimitedSlowStart")
-            .SetParent<TcpCongestionOps>()
+            .SetParent<TcpCongestionDecorator>()
             .SetGroupName("Tcprepro")
             .AddConstructor<TcpLimitedSlowStart>()
             .AddAttribute("MaxSsThresh",
@@ -29,45 +28,6 @@ TcpLimitedSlowStart::GetTypeId()
                           MakeUintegerAccessor(&TcpLimitedSlowStart::m_maxSsThresh),
                           MakeUintegerChecker<uint32_t>(2));
     return tid;
-}
-
-TcpLimitedSlowStart::TcpLimitedSlowStart(const TcpLimitedSlowStart& other)
-    : TcpCongestionOps(other),
-      m_inner(other.m_inner ? other.m_inner->Fork() : nullptr),
-      m_maxSsThresh(other.m_maxSsThresh),
-      m_credit(other.m_credit)
-{
-}
-
-void
-TcpLimitedSlowStart::SetInner(Ptr<TcpCongestionOps> inner)
-{
-    m_inner = inner;
-}
-
-Ptr<TcpCongestionOps>
-TcpLimitedSlowStart::GetInner() const
-{
-    return m_inner;
-}
-
-std::string
-TcpLimitedSlowStart::GetName() const
-{
-    return m_inner ? m_inner->GetName() : "TcpLimitedSlowStart";
-}
-
-void
-TcpLimitedSlowStart::Init(Ptr<TcpSocketState> tcb)
-{
-    NS_ABORT_MSG_UNLESS(m_inner, "TcpLimitedSlowStart needs an inner congestion control");
-    m_inner->Init(tcb);
-}
-
-uint32_t
-TcpLimitedSlowStart::GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight)
-{
-    return m_inner->GetSsThresh(tcb, bytesInFlight);
 }
 
 void
@@ -93,39 +53,6 @@ TcpLimitedSlowStart::IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAc
     {
         tcb->m_cWnd = limited;
     }
-}
-
-void
-TcpLimitedSlowStart::PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt)
-{
-    m_inner->PktsAcked(tcb, segmentsAcked, rtt);
-}
-
-void
-TcpLimitedSlowStart::CongestionStateSet(Ptr<TcpSocketState> tcb,
-                                        const TcpSocketState::TcpCongState_t newState)
-{
-    m_inner->CongestionStateSet(tcb, newState);
-}
-
-void
-TcpLimitedSlowStart::CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event)
-{
-    m_inner->CwndEvent(tcb, event);
-}
-
-bool
-TcpLimitedSlowStart::HasCongControl() const
-{
-    return m_inner->HasCongControl();
-}
-
-void
-TcpLimitedSlowStart::CongControl(Ptr<TcpSocketState> tcb,
-                                 const TcpRateOps::TcpRateConnection& rc,
-                                 const TcpRateOps::TcpRateSample& rs)
-{
-    m_inner->CongControl(tcb, rc, rs);
 }
 
 Ptr<TcpCongestionOps>

@@ -13,9 +13,7 @@
 // counts acknowledged segments (segmentsAcked, with a fractional credit), so the
 // bound of max_ssthresh/2 segments per RTT holds with delayed ACKs as well.
 //
-// Implementation: a decorator. TcpLimitedSlowStart forwards every call to the
-// wrapped ("inner") congestion control, so the inner model keeps all its state
-// (round tracking, HyStart, YeAH's queue estimate, ...); after the inner
+// Implementation: a decorator (tcp-congestion-decorator.h). After the inner
 // IncreaseWindow, when the window was in slow start and above max_ssthresh,
 // the growth is capped at the limited-slow-start increment (a decrease made by
 // the inner model is kept). Congestion avoidance is untouched.
@@ -24,38 +22,22 @@
 
 #pragma once
 
-#include "ns3/tcp-congestion-ops.h"
+#include "tcp-congestion-decorator.h"
 
 namespace ns3
 {
 
-class TcpLimitedSlowStart : public TcpCongestionOps
+class TcpLimitedSlowStart : public TcpCongestionDecorator
 {
   public:
     static TypeId GetTypeId();
     TcpLimitedSlowStart() = default;
-    TcpLimitedSlowStart(const TcpLimitedSlowStart& other);
+    TcpLimitedSlowStart(const TcpLimitedSlowStart& other) = default;
 
-    /// The congestion control whose slow start is limited (required before use).
-    void SetInner(Ptr<TcpCongestionOps> inner);
-    Ptr<TcpCongestionOps> GetInner() const;
-
-    std::string GetName() const override;
-    void Init(Ptr<TcpSocketState> tcb) override;
-    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytesInFlight) override;
     void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override;
-    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override;
-    void CongestionStateSet(Ptr<TcpSocketState> tcb,
-                            const TcpSocketState::TcpCongState_t newState) override;
-    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override;
-    bool HasCongControl() const override;
-    void CongControl(Ptr<TcpSocketState> tcb,
-                     const TcpRateOps::TcpRateConnection& rc,
-                     const TcpRateOps::TcpRateSample& rs) override;
     Ptr<TcpCongestionOps> Fork() override;
 
   private:
-    Ptr<TcpCongestionOps> m_inner;
     uint32_t m_maxSsThresh{100}; // segments (RFC 3742's recommended 100)
     double m_credit{0.0};        // fractional bytes of limited growth not yet applied
 };

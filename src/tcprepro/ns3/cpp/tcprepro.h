@@ -51,6 +51,11 @@ struct FlowSpec
     int group = -1;                  ///< AddGroup index: counted in that group's series only
     uint32_t max_ssthresh_pkts = 0;  ///< > 0: limited slow start (RFC 3742) above this cwnd
     double max_pacing_bps = 0;       ///< > 0: pace (after the initial window) at most at this rate
+    int ss_counting = 0;             ///< slow-start growth counts: 0 the model's own rule, 1 ACKs, 2 segments
+    int ca_counting = 0;             ///< congestion-avoidance growth counts (as ss_counting)
+    uint32_t ss_ack_limit = 0;       ///< ss_counting 2: most segments one ACK adds in slow start (0: any)
+    bool host_cache = false;         ///< seed ssthresh from, and store it into, the host cache
+    uint64_t request_bytes = 0;      ///< > 0: the receiver sends this request first; data follows it
     // A UDP Poisson packet source instead of a TCP connection:
     bool udp = false;
     double rate_bps = 0;             ///< mean on-the-wire rate of the IP packets
@@ -79,6 +84,10 @@ class Simulation
     /// Config::SetDefault, checked: throws std::invalid_argument on a bad value.
     void SetDefault(const std::string& path, const std::string& value);
     int AddNode(const std::string& name);
+    /// "Name=Value|..." TcpSocket attributes of every socket of a node: those its flows
+    /// send from (before each flow's own socket_attributes) and those it accepts (a
+    /// host with another stack, e.g. its delayed ACKs). Call before Build.
+    void SetNodeSocketAttributes(int node, const std::string& attributes);
     /// A full-duplex link with independent rate, delay and queue per direction.
     void AddLink(int node_a, int node_b, const DirectionSpec& a_to_b, const DirectionSpec& b_to_a);
     /// A named group of flows (a traffic generator): its members are not sampled one by
@@ -115,7 +124,8 @@ class Simulation
     /// random_drops_pkts (all but the queue occupancy cumulative).
     std::vector<double> LinkSeries(const std::string& var) const;
     /// Per-flow scalars: start_s, connected_s, end_s (NaN while running), bytes, rx_bytes,
-    /// tx_data_pkts and lost_data_pkts (whole-run totals of the flow's own socket).
+    /// tx_data_pkts and lost_data_pkts (whole-run totals of the flow's own socket),
+    /// initial_ssthresh_bytes (the host cache's seed; NaN: unbounded).
     std::vector<double> FlowScalars(const std::string& var) const;
     /// TypeId name of the congestion control each flow's socket actually uses
     /// ("" before the flow started).

@@ -25,8 +25,28 @@ Simulation::AddNode(const std::string& name)
     stack.Install(node);
     m_impl->nodes.Add(node);
     m_impl->nodeNames.push_back(name);
+    m_impl->nodeSocketAttributes.emplace_back();
     m_impl->sinks.emplace_back(nullptr);
     return static_cast<int>(m_impl->nodes.GetN()) - 1;
+}
+
+void
+Simulation::SetNodeSocketAttributes(int node, const std::string& attributes)
+{
+    if (m_impl->built)
+    {
+        throw std::logic_error("SetNodeSocketAttributes() after Build()");
+    }
+    if (node < 0 || node >= static_cast<int>(m_impl->nodes.GetN()))
+    {
+        throw std::invalid_argument("SetNodeSocketAttributes: bad node index");
+    }
+    std::string error = CheckAttributes("ns3::TcpSocketBase", attributes);
+    if (!error.empty())
+    {
+        throw std::invalid_argument("node " + m_impl->nodeNames[node] + ": " + error);
+    }
+    m_impl->nodeSocketAttributes[node] = attributes;
 }
 
 void

@@ -309,6 +309,10 @@ Simulation::FlowScalars(const std::string& var) const
         {
             out.push_back(flow.counters.lostDataPkts);
         }
+        else if (var == "initial_ssthresh_bytes")
+        {
+            out.push_back(flow.initialSsthreshBytes);
+        }
         else
         {
             throw std::invalid_argument("unknown flow scalar '" + var + "'");

@@ -1,0 +1,332 @@
+"""Testbed stack profiles: the TCP stack each study ran on, knob by knob, with sources.
+
+This module owns what a *testbed profile* is and how a scenario takes one as its base.
+A profile (``workflow/testbeds/<id>.yaml``, one file per original testbed) lists the
+stack's knobs: for each, the value the testbed had, where that value comes from (the
+stack's source file and version, its documented default, or the RFC it implemented),
+how ns-3 and the emulated Linux guest are set to it, or "not modelled" and why. The
+``set`` of a knob is data: dotted scenario paths (``tcp.initial_cwnd_pkts``,
+``stack.variants.Cubic.Beta``, ``stack.linux_modules.tcp_cubic.beta``) that the scenario
+receives underneath its own values, so a scenario file says ``testbed:
+../testbeds/freebsd-9.2.yaml`` and keeps only what its paper fixed.
+
+A *host* profile (``kind: host``) describes the stack of some hosts only (study A's
+Windows 7 end, which sends the Compound flows): a testbed profile names it under
+``hosts`` by variant, and its knobs set ns-3 socket attributes (``socket.MinRto``) and
+variant attributes (``variants.Compound.Gamma``).
+
+A profile also lists the testbed's *unknowns* (``what_if``): what the papers leave open
+and could matter, with the alternative setting that a what-if run tries, reported next
+to the main verdict and never in its place (:mod:`tcprepro.campaign.whatif`).
+
+``docs/testbeds.md`` is generated from the profile files (:func:`render_markdown`;
+``tcprepro testbeds --write docs/testbeds.md``), and a test checks it is up to date.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tcprepro.errors import ConfigError
+
+__all__ = [
+    "Knob",
+    "TestbedProfile",
+    "WhatIf",
+    "apply_profile",
+    "dotted_to_nested",
+    "load_profile",
+    "profile_settings",
+    "render_markdown",
+]
+
+Scalar = bool | int | float | str
+
+#: where a testbed profile's knobs may write in a scenario
+SCENARIO_ROOTS = ("tcp.", "stack.", "topology.", "flows.", "traffic.")
+#: where a host profile's knobs may write (within ``stack.hosts.<variant>``)
+HOST_ROOTS = ("socket.", "variants.", "ack_counting")
+#: the text a backend description starts with when the knob is not modelled there
+NOT_MODELLED = "not modelled"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Knob(_Strict):
+    """One setting of a stack: its value, its source and how each backend gets it."""
+
+    name: str = Field(min_length=1)
+    value: str = Field(min_length=1, description="the testbed's value, in words and units")
+    source: str = Field(
+        min_length=1,
+        description="the stack's source file and version, its documented default, the RFC "
+        "it implemented, or the paper",
+    )
+    set: dict[str, Any] = Field(
+        default_factory=dict, description="dotted scenario paths and the values they get"
+    )
+    ns3: str = Field(min_length=1, description="how ns-3 is set, or 'not modelled: why'")
+    linux: str = Field(
+        min_length=1, description="how the emulated Linux guest is set, or 'not modelled: why'"
+    )
+
+    @model_validator(mode="after")
+    def _set_or_not_modelled(self) -> Knob:
+        modelled = not self.ns3.lower().startswith(NOT_MODELLED)
+        if modelled and not self.set and not self.ns3.lower().startswith("as "):
+            raise ValueError(
+                f"knob {self.name!r}: give 'set' (the scenario values), or say in 'ns3' that "
+                f"it is '{NOT_MODELLED}: <why>' or 'as <what ns-3 already does>'"
+            )
+        return self
+
+
+class WhatIf(_Strict):
+    """A testbed unknown that could matter: run both ways, reported beside the verdict."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    question: str = Field(min_length=1)
+    paper: str = Field(min_length=1, description="what the papers say of it, if anything")
+    main: str = Field(min_length=1, description="the main runs' setting, and why")
+    alternative: str = Field(min_length=1, description="the what-if runs' setting")
+    set: dict[str, Any] = Field(
+        min_length=1, description="dotted scenario paths of the what-if runs"
+    )
+    claims: list[str] = Field(min_length=1, description="the claims whose cells it re-runs")
+    when_variant: str | None = Field(
+        default=None,
+        description="only the claims' cells where some flow runs this variant (e.g. Compound)",
+    )
+    when: dict[str, Any] = Field(
+        default_factory=dict,
+        description="only the claims' cells whose resolved scenario has these values "
+        "(dotted paths, e.g. topology.bottleneck.qdisc: pfq_lqd)",
+    )
+
+    def applies_to(self, scenario: Any) -> bool:
+        """Whether a cell's resolved scenario is one the what-if re-runs (``when*``)."""
+        if self.when_variant is not None and self.when_variant not in scenario.variants_used():
+            return False
+        resolved = scenario.resolved()
+        for dotted, wanted in self.when.items():
+            node: Any = resolved
+            for part in dotted.split("."):
+                node = node.get(part) if isinstance(node, Mapping) else None
+            if node != wanted:
+                return False
+        return True
+
+
+class TestbedProfile(_Strict):
+    """A testbed's stack (``kind: testbed``) or one kind of host within it (``kind: host``)."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    kind: Literal["testbed", "host"] = "testbed"
+    title: str = Field(min_length=1)
+    studies: list[str] = Field(min_length=1)
+    stack: str = Field(min_length=1, description="which system, which hosts, as the paper says")
+    hosts: dict[str, str] = Field(
+        default_factory=dict,
+        description="variant -> host profile file (relative): hosts that send that variant",
+    )
+    knobs: list[Knob] = Field(min_length=1)
+    what_if: list[WhatIf] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _paths(self) -> TestbedProfile:
+        roots = HOST_ROOTS if self.kind == "host" else SCENARIO_ROOTS
+        for knob in self.knobs:
+            for path in knob.set:
+                if not path.startswith(roots):
+                    raise ValueError(
+                        f"knob {knob.name!r}: set path {path!r} must start with one of "
+                        f"{', '.join(roots)}"
+                    )
+        if self.kind == "host" and (self.hosts or self.what_if):
+            raise ValueError("a host profile has no hosts nor what_if of its own")
+        names = [knob.name for knob in self.knobs]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"knobs named twice: {', '.join(repeated)}")
+        return self
+
+
+def dotted_to_nested(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"tcp.min_rto": "1s"}`` -> ``{"tcp": {"min_rto": "1s"}}`` (later keys win)."""
+    out: dict[str, Any] = {}
+    for dotted, value in values.items():
+        node = out
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"{dotted}: {part!r} is set both as a value and a mapping")
+        node[leaf] = copy.deepcopy(value)
+    return out
+
+
+def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def _load(path_text: str, _mtime_ns: int) -> TestbedProfile:
+    path = Path(path_text)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError("testbed profile not found", path_text) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"malformed YAML: {exc}", path_text) from None
+    if not isinstance(data, dict):
+        raise ConfigError("a testbed profile must be a YAML mapping", path_text)
+    try:
+        return TestbedProfile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{where}: {message}", path_text) from None
+
+
+def load_profile(path: str | Path) -> TestbedProfile:
+    """Read and validate a profile file (cached per file version)."""
+    path = Path(path).resolve()
+    try:
+        mtime = path.stat().st_mtime_ns
+    except FileNotFoundError:
+        raise ConfigError("testbed profile not found", str(path)) from None
+    return _load(str(path), mtime)
+
+
+def _knob_settings(knobs: Iterable[Knob]) -> dict[str, Any]:
+    dotted: dict[str, Any] = {}
+    for knob in knobs:
+        dotted.update(knob.set)
+    return dotted_to_nested(dotted)
+
+
+def profile_settings(path: str | Path) -> dict[str, Any]:
+    """The scenario values a testbed profile gives (nested, to merge under a scenario).
+
+    Its knobs' ``set`` paths, ``stack.testbed`` (the profile's id) and, for each variant
+    its ``hosts`` name, ``stack.hosts.<variant>``: the host profile's socket attributes
+    and its variants' attributes merged into ``stack.variants``.
+    """
+    path = Path(path).resolve()
+    profile = load_profile(path)
+    if profile.kind != "testbed":
+        raise ConfigError(
+            "a scenario's testbed: must name a testbed profile, not a host", str(path)
+        )
+    settings = _merge({"stack": {"testbed": profile.id}}, _knob_settings(profile.knobs))
+    for variant, host_file in profile.hosts.items():
+        host = load_profile(path.parent / host_file)
+        if host.kind != "host":
+            raise ConfigError(f"hosts.{variant}: {host_file} is not a host profile", str(path))
+        values = _knob_settings(host.knobs)
+        host_stack = {"testbed": host.id, "socket": values.get("socket", {})}
+        if "ack_counting" in values:
+            host_stack["ack_counting"] = values["ack_counting"]
+        settings = _merge(
+            settings,
+            {"stack": {"hosts": {variant: host_stack}, "variants": values.get("variants", {})}},
+        )
+    return settings
+
+
+def apply_profile(data: Mapping[str, Any], path: str | Path) -> dict[str, Any]:
+    """``data`` (a scenario mapping) with the profile's values merged underneath it."""
+    return _merge(profile_settings(path), data)
+
+
+# ---------------------------------------------------------------------------
+# docs/testbeds.md
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _setting_text(values: Mapping[str, Any]) -> str:
+    def text(value: Any) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return "; ".join(f"`{path}: {text(value)}`" for path, value in values.items())
+
+
+def render_markdown(paths: Iterable[str | Path]) -> str:
+    """``docs/testbeds.md``: every profile's knobs and unknowns, from the profile files."""
+    paths = sorted(Path(p) for p in paths)
+    profiles = [(path, load_profile(path)) for path in paths]
+    lines = [
+        "# Testbed stack profiles",
+        "",
+        "<!-- generated by `tcprepro testbeds --write docs/testbeds.md` from "
+        "workflow/testbeds/*.yaml: edit those files, not this page -->",
+        "",
+        "Each study runs on a profile of its original testbed's TCP stack, so that a "
+        "difference from a paper is the finding and not ns-3's defaults. A scenario takes "
+        "its testbed as its base (`testbed: ../testbeds/<id>.yaml`): the knobs' values "
+        "below are set underneath the scenario's own (`tcprepro validate` prints the "
+        "result). A knob ns-3 or Linux cannot match says so; a testbed unknown that could "
+        "matter is run both ways at the verify tier (*what-if* runs, reported next to the "
+        "main verdict, never in its place: [claims.md](claims.md#what-if-runs)).",
+        "",
+        "| profile | kind | studies | stack |",
+        "|---|---|---|---|",
+    ]
+    for _, profile in profiles:
+        lines.append(
+            f"| [{profile.id}](#{profile.id.replace('.', '')}) | {profile.kind} | "
+            f"{', '.join(profile.studies)} | {_cell(profile.stack)} |"
+        )
+    for path, profile in profiles:
+        lines += ["", f"## {profile.id}", "", f"**{_cell(profile.title)}** ", ""]
+        lines += [f"File: `workflow/testbeds/{path.name}`. {_cell(profile.stack)}", ""]
+        if profile.hosts:
+            hosts = ", ".join(f"{variant}: `{file}`" for variant, file in profile.hosts.items())
+            lines += [f"Hosts with another stack (by the variant they send): {hosts}.", ""]
+        lines += [
+            "| knob | value | source | scenario values | ns-3 | emulated Linux |",
+            "|---|---|---|---|---|---|",
+        ]
+        for knob in profile.knobs:
+            lines.append(
+                f"| {_cell(knob.name)} | {_cell(knob.value)} | {_cell(knob.source)} | "
+                f"{_cell(_setting_text(knob.set)) or '—'} | {_cell(knob.ns3)} | "
+                f"{_cell(knob.linux)} |"
+            )
+        if profile.what_if:
+            lines += [
+                "",
+                "Unknowns run both ways (what-if):",
+                "",
+                "| what-if | question | the papers | main runs | what-if runs | claims |",
+                "|---|---|---|---|---|---|",
+            ]
+            for entry in profile.what_if:
+                claims = ", ".join(entry.claims)
+                if entry.when_variant:
+                    claims += f" (cells with {entry.when_variant})"
+                lines.append(
+                    f"| `{entry.id}` | {_cell(entry.question)} | {_cell(entry.paper)} | "
+                    f"{_cell(entry.main)} | {_cell(entry.alternative)} "
+                    f"({_cell(_setting_text(entry.set))}) | {claims} |"
+                )
+    return "\n".join(lines) + "\n"
