@@ -51,6 +51,7 @@ def test_caption_and_title_quote_the_scenario_not_typed_numbers(tmp_path):
     data = copy.deepcopy(yaml.safe_load((ROOT / "workflow/config.yaml").read_text()))
     scenario = yaml.safe_load((ROOT / "workflow/scenarios/A1.yaml").read_text())
     scenario["topology"]["uplink"]["buffer_pkts"] = 77
+    scenario["testbed"] = str(ROOT / "workflow/testbeds/freebsd-9.2.yaml")
     path = tmp_path / "A1.yaml"
     path.write_text(yaml.safe_dump(scenario))
     data["figures"]["A1"]["scenario"] = str(path)

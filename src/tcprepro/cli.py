@@ -52,6 +52,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_testbeds(args: argparse.Namespace) -> int:
+    from tcprepro import testbeds
+    from tcprepro.latex import atomic_write
+
+    text = testbeds.render_markdown(sorted(Path(args.folder).glob("*.yaml")))
+    if args.write:
+        atomic_write(Path(args.write), text)
+        print(f"{args.write}: {len(text.splitlines())} lines from {args.folder}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def _run_and_write(scenario, rep: int, output: Path, quiet: bool, attrs=None) -> int:
     from tcprepro.ns3.backend import check_scenario, run_scenario
     from tcprepro.store import write_dataset
@@ -166,6 +179,11 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from tcprepro.campaign.plan import budget_report
 
     config = _workflow(args)
+    if args.whatif:
+        from dataclasses import replace
+
+        config = replace(config, data={**config.data, "whatif": args.whatif}, _runs={})
+        config.what_if()  # an unknown id is a ConfigError naming the known ones
     tier = args.tier or config.tier
     route = args.route or str(config.data.get("emulation_route", "auto"))
     if route == "auto":  # the route this host takes (emulation_route: auto)
@@ -364,6 +382,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--print", action="store_true", help="print the resolved scenario (SI units)")
     p.set_defaults(func=_cmd_validate)
 
+    p = sub.add_parser(
+        "testbeds", help="the testbed stack profiles as a page (docs/testbeds.md is generated so)"
+    )
+    p.add_argument("--folder", default="workflow/testbeds", help="profile files (*.yaml)")
+    p.add_argument("--write", help="write the page here (default: print it)")
+    p.set_defaults(func=_cmd_testbeds)
+
     p = sub.add_parser("simulate", help="run one repetition of a scenario in ns-3")
     scenario_args(p)
     p.add_argument("-o", "--output", required=True, help="dataset to write (.nc)")
@@ -445,6 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--claim",
         action="append",
         help="verify tier: only the cells this claim reads (repeatable, e.g. --claim B-c1)",
+    )
+    p.add_argument(
+        "--whatif",
+        help="verify tier: the runs of one testbed unknown run the other way (a what_if id "
+        "of workflow/testbeds/, e.g. lqd-tail-drop)",
     )
     p.add_argument(
         "--route",

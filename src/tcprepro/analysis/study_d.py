@@ -86,6 +86,10 @@ BACKEND_COEFFICIENTS: dict[str, tuple[float, float]] = {
 }
 
 
+#: ns-3's TcpSocketBase::ClockGranularity default: the RTO's variance floor when the
+#: scenario's stack sets none (tcp.rto_granularity)
+NS3_CLOCK_GRANULARITY_S = 0.001
+
 #: the most payload one Linux skb carries (the IPv4 GSO limit): the data a sender may have
 #: admitted beyond its send buffer at the last check (see :func:`buffer_table`)
 LINUX_SKB_MAX_PAYLOAD = 64 * 1024
@@ -136,7 +140,9 @@ def cell_parameters(ds: xr.Dataset, flow: str | None = None) -> pd.DataFrame:
 
     Columns: the sweep dimensions, ``backend``, ``send_buffer_bytes``,
     ``recv_buffer_bytes``, ``mss_bytes``, ``acked_per_ack`` (delayed ACK count),
-    ``sack``, ``min_rto_s``, ``initial_window_pkts``, ``rtt_s`` (propagation),
+    ``sack``, ``min_rto_s``, ``rto_granularity_s`` (the floor of the RTO's variance term,
+    ns-3's ClockGranularity: 1 ms unless the stack sets it), ``initial_window_pkts``,
+    ``rtt_s`` (propagation),
     ``loss_rate`` (of the data path), ``path_rate_bps`` and ``size_bytes``
     (0: bulk).
     """
@@ -157,6 +163,7 @@ def cell_parameters(ds: xr.Dataset, flow: str | None = None) -> pd.DataFrame:
                 "acked_per_ack": tcp.delayed_ack_count,
                 "sack": tcp.sack,
                 "min_rto_s": tcp.min_rto,
+                "rto_granularity_s": tcp.rto_granularity or NS3_CLOCK_GRANULARITY_S,
                 "initial_window_pkts": tcp.initial_cwnd_pkts,
                 "rtt_s": path.rtt_s,
                 "loss_rate": path.loss_rate,
@@ -372,7 +379,8 @@ def loss_table(ds: xr.Dataset, flow: str | None = None) -> pd.DataFrame:
         :func:`cell_parameters` plus ``measured_bps`` (mean over repetitions)
         and ``measured_bps_std``, ``measured_loss`` (destroyed / sent data
         segments), ``rto_count`` (expiries per run), ``timeout_share`` (see the
-        module docstring), ``t0_s`` (T0 = max(min RTO, RTT)), ``w_m_pkts``
+        module docstring), ``t0_s`` (T0 = max(min RTO, RTT + G), G the RTO's
+        granularity), ``w_m_pkts``
         (smaller socket buffer / MSS), ``mathis_bps``, ``padhye_bps``,
         ``window_capped`` (Padhye's window term is the smaller),
         ``mathis_ratio`` and ``padhye_ratio`` (measured / model).
@@ -393,7 +401,9 @@ def loss_table(ds: xr.Dataset, flow: str | None = None) -> pd.DataFrame:
     rto = _per_cell(expiries, dims, "rto_count")
     seconds = _per_cell(_measured_seconds(ds, name), dims, "measured_s")
     table = _merge(params, measured, loss, rto, seconds[[*dims, "measured_s"]], dims=dims)
-    table["t0_s"] = np.maximum(table["min_rto_s"], table["rtt_s"])
+    # the first timeout's duration: RTO = max(min RTO, srtt + max(G, 4 rttvar)), with the
+    # variance term at its floor G (ns-3's and Linux's form; srtt at least the propagation RTT)
+    table["t0_s"] = np.maximum(table["min_rto_s"], table["rtt_s"] + table["rto_granularity_s"])
     table["w_m_pkts"] = (
         np.minimum(table["send_buffer_bytes"], table["recv_buffer_bytes"]) / table["mss_bytes"]
     )
