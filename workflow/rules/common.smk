@@ -34,11 +34,17 @@ JUDGED_STUDIES = [
 LIBRARY = library_digest()
 # The verify tier's claims are kept apart (data/claims/verify/): the report of a later
 # quick or paper build sets them next to its own verdicts.
-CLAIMS_DIR = "data/claims/verify" if TIER == "verify" else "data/claims"
-CLAIMS_TEX_DIR = "paper/generated/verify" if TIER == "verify" else "paper/generated"
+# A what-if build (whatif: <id>, verify tier) runs a testbed unknown the other way: its
+# claims are kept apart again (data/claims/whatif/<id>/), beside the verify verdicts.
+WHATIF = WORKFLOW.whatif
+if WHATIF and TIER != "verify":
+    raise ValueError(f"whatif: {WHATIF} is a verify-tier build (tier=verify), not {TIER}")
+VERIFY_DIR = f"whatif/{WHATIF}" if WHATIF else "verify"
+CLAIMS_DIR = f"data/claims/{VERIFY_DIR}" if TIER == "verify" else "data/claims"
+CLAIMS_TEX_DIR = f"paper/generated/{VERIFY_DIR}" if TIER == "verify" else "paper/generated"
 # The trace figure behind each claim's "why" (one PDF per claim not reproduced or
 # inconclusive), per study; the claims tables include them by their path from paper/.
-WHY_DIR = "paper/figures/why/verify" if TIER == "verify" else "paper/figures/why"
+WHY_DIR = f"paper/figures/why/{VERIFY_DIR}" if TIER == "verify" else "paper/figures/why"
 
 
 wildcard_constraints:

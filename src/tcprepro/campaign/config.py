@@ -29,10 +29,15 @@ from tcprepro.errors import ConfigError
 from tcprepro.quoting import fill
 from tcprepro.scenario import Scenario
 from tcprepro.scenario_io import Override, load_scenario
+from tcprepro.testbeds import WhatIf, load_profile
 
 __all__ = ["TIERS", "WorkflowConfig", "load_workflow_config", "validate_workflow_config"]
 
 TIERS = ("smoke", "quick", "paper", "verify")
+#: the testbed profiles, whose what-if runs a verify build may make (``whatif:``)
+TESTBEDS_DIR = Path("workflow/testbeds")
+#: a what-if run's cell name: its cell's, then this and the what-if's id
+WHATIF_MARK = "_whatif-"
 #: the tier whose settings (durations, repetitions) the verify tier runs
 VERIFY_SETTINGS = "paper"
 SCHEMA_PATH = Path("workflow/schemas/config.schema.yaml")
@@ -81,6 +86,36 @@ class WorkflowConfig:
                 f"verify_claims: no claim {', '.join(map(str, unknown))} in the claims registry"
             )
         return [str(c) for c in wanted]
+
+    @property
+    def whatif(self) -> str | None:
+        """The what-if a verify build runs (``whatif:``, an id of a testbed profile), or None."""
+        value = self.data.get("whatif")
+        return str(value) if value else None
+
+    def what_if(self, whatif: str | None = None) -> WhatIf:
+        """A testbed profile's what-if entry by id (default: this build's).
+
+        Raises
+        ------
+        ConfigError
+            When no profile of ``workflow/testbeds/`` has it, listing those that exist.
+        """
+        wanted = whatif or self.whatif
+        entries = what_ifs()
+        if wanted not in entries:
+            raise ConfigError(
+                f"whatif: no what-if {wanted!r} in {TESTBEDS_DIR}; known: {', '.join(entries)}"
+            )
+        return entries[wanted]
+
+    def _verify_claim_ids(self) -> list[str] | None:
+        """The claims whose cells a verify build runs: ``verify_claims``, then the what-if's."""
+        claims = self.verify_claims
+        if self.whatif is None:
+            return claims
+        own = self.what_if().claims
+        return [c for c in own if claims is None or c in claims]
 
     @property
     def figures(self) -> list[str]:
@@ -181,7 +216,7 @@ class WorkflowConfig:
             return {}
         sweep = self.figure(figure).get("sweep", {})
         if (tier or self.tier) == "verify":
-            cells = self.claim_cells(figure, self.verify_claims)
+            cells = self.claim_cells(figure, self._verify_claim_ids())
             return {
                 dim: [v for v in self._all_values(figure, dim) if any(c[dim] == v for c in cells)]
                 for dim in sweep
@@ -299,7 +334,7 @@ class WorkflowConfig:
         if (tier or self.tier) == "verify":
             if "data" in self.figure(figure):
                 return []
-            return self.claim_cells(figure, self.verify_claims)
+            return self.claim_cells(figure, self._verify_claim_ids())
         values = self.sweep_values(figure, tier)
         return [dict(zip(values, combo, strict=True)) for combo in product(*values.values())]
 
@@ -352,16 +387,24 @@ class WorkflowConfig:
         base.append(("repetitions", repetitions))
         values_json = json.dumps(self.sweep_values(figure, tier))
         pending = [cell for cell, _ in self.pending_cells(figure, tier)]
+        whatif = self.what_if() if (tier or self.tier) == "verify" and self.whatif else None
         runs = []
         for cell in self.cells(figure, tier):
             if cell in pending:
                 continue
             overrides = [*base, *self.cell_settings(figure, cell)]
+            name = cell_name(cell)
+            if whatif is not None:
+                scenario = load_scenario(block["scenario"], overrides)
+                if not whatif.applies_to(scenario):
+                    continue
+                overrides += list(whatif.set.items())
+                name += WHATIF_MARK + whatif.id
             for rep in range(repetitions):
                 runs.append(
                     Run(
                         figure=figure,
-                        cell=cell_name(cell),
+                        cell=name,
                         sweep=tuple(cell.items()),
                         rep=rep,
                         scenario_path=str(block["scenario"]),
@@ -372,7 +415,16 @@ class WorkflowConfig:
         return runs
 
     def run(self, figure: str, cell: str, rep: int, tier: str | None = None) -> Run:
-        """Find one run by figure, cell name and repetition."""
+        """Find one run by figure, cell name and repetition.
+
+        A what-if run's cell name carries its what-if (``..._whatif-<id>``): it is found
+        whatever this config's ``whatif:`` says (a Snakemake job's command passes none).
+        """
+        marked = cell.partition(WHATIF_MARK)[2]
+        if marked and marked != self.whatif:
+            return replace(self, data={**self.data, "whatif": marked}, _runs={}).run(
+                figure, cell, rep, tier
+            )
         for candidate in self.runs(figure, tier):
             if candidate.cell == cell and candidate.rep == rep:
                 return candidate
@@ -426,6 +478,17 @@ class WorkflowConfig:
                     run.scenario()
                 except ConfigError as exc:
                     raise ConfigError(f"figure {figure}, cell {run.cell}: {exc}") from None
+
+
+def what_ifs(folder: Path = TESTBEDS_DIR) -> dict[str, WhatIf]:
+    """Every what-if of the testbed profiles in ``folder``, by id."""
+    entries: dict[str, WhatIf] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        for entry in load_profile(path).what_if:
+            if entry.id in entries:
+                raise ConfigError(f"what_if: {entry.id!r} is defined twice", str(path))
+            entries[entry.id] = entry
+    return entries
 
 
 def load_workflow_config(

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tcprepro.campaign import Run, WorkflowConfig
-from tcprepro.emulation import capabilities
+from tcprepro.emulation import capabilities, linux
 from tcprepro.errors import CapabilityError, ConfigError, TcpreproError
 
 __all__ = [
@@ -142,7 +142,7 @@ def emulated_runs(config: WorkflowConfig, figure: str, tier: str, route: str) ->
         # read from the run's scenario, so a variant set through a case (a generalised
         # AIMD/MIMD pair) is checked as one set through a variant sweep
         try:
-            controls = capabilities.scenario_congestion_controls(run.scenario())
+            controls = linux.scenario_congestion_controls(run.scenario())
         except ConfigError:  # a variant without a Linux module: never emulated
             continue
         if controls <= offered:

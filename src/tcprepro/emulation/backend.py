@@ -476,6 +476,7 @@ def run_scenario(
                             emu.node(node), emu.addressing.interface(index)
                         )
             sysctls = emu.sysctls
+            module_parameters = dict(emu.module_parameters)
         report.sample_late_fraction, report.sample_max_late_s = traces.sampling_lateness(
             samples, scenario.trace.interval
         )
@@ -485,6 +486,8 @@ def run_scenario(
         )
         dataset.attrs["wall_time_s"] = round(time.perf_counter() - started, 3)
         dataset.attrs.update(stages.attrs())
+        if module_parameters:  # the testbed profile's, as the kernel read them back
+            dataset.attrs["module_parameters"] = json.dumps(module_parameters, sort_keys=True)
         return dataset
     finally:
         if keep_workdir is not None:

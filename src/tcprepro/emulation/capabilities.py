@@ -42,7 +42,6 @@ __all__ = [
     "native_missing",
     "qdisc_works",
     "route_report",
-    "scenario_congestion_controls",
     "scenario_needs",
     "tool_needs",
     "tool_version",
@@ -147,26 +146,7 @@ def scenario_needs(scenario: Scenario) -> Needs:
             if linux.needs_netem(direction):
                 qdiscs.add("netem")
         del index
-    return Needs(tuple(sorted(qdiscs)), tuple(sorted(scenario_congestion_controls(scenario))))
-
-
-def scenario_congestion_controls(scenario: Scenario) -> set[str]:
-    """The Linux modules the scenario's flows and transfer generators use.
-
-    Raises
-    ------
-    ConfigError
-        When one of their variants has no Linux module (:func:`linux.congestion_control`),
-        naming its field.
-    """
-    controls = {
-        linux.congestion_control(flow.variant, f"flows.{name}.variant")
-        for name, flow in scenario.flows.items()
-    }
-    for name in background.transfer_generators(scenario):
-        variant = scenario.traffic[name].variant
-        controls.add(linux.congestion_control(variant, f"traffic.{name}.variant"))
-    return controls
+    return Needs(tuple(sorted(qdiscs)), tuple(sorted(linux.scenario_congestion_controls(scenario))))
 
 
 # ---------------------------------------------------------------------------

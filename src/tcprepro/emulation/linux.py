@@ -42,11 +42,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tcprepro.errors import ConfigError
-from tcprepro.scenario import TcpSettings, VariantConfig
+from tcprepro.scenario import Scenario, StackSettings, TcpSettings, TransferGenerator, VariantConfig
 from tcprepro.topology import PlannedDirection
 from tcprepro.variants import QDISCS, get_variant, params_key
 
@@ -59,6 +59,7 @@ __all__ = [
     "SFQ_FLOWS",
     "SFQ_MAX_DEPTH_PKTS",
     "SsSocket",
+    "boot_module_arguments",
     "delayed_ack_metrics",
     "egress_commands",
     "emulated_qdiscs",
@@ -67,12 +68,14 @@ __all__ = [
     "htb_burst_bytes",
     "in_flight_bytes",
     "leaf_qdisc",
+    "module_parameters",
     "mtu_bytes",
     "needs_netem",
     "parse_netstat",
     "parse_ss",
     "parse_tc_qdiscs",
     "route_metrics",
+    "scenario_congestion_controls",
     "sfq_arguments",
 ]
 
@@ -131,9 +134,10 @@ def sfq_arguments(direction: PlannedDirection, frame: int, where: str = "") -> l
       packet that just arrived, the first in sfq's list of that depth), as LQD;
     - ``depth B``: one flow may fill the whole shared buffer, as under LQD; Linux
       caps the depth at 127 packets, so a larger buffer is refused (below);
-    - no ``headdrop``: sfq then drops the longest flow's *last* packet (or the
-      arriving one), as PfqLqdQueueDisc with its default ``DropFront = false``, the
-      setting of study B;
+    - ``headdrop`` when the queue's ``DropFront`` is true (study B's stack profile: the
+      thesis recommends LQD with FrontDrop): sfq then drops the longest flow's *first*
+      packet; without it, its *last* packet (or the arriving one), as PfqLqdQueueDisc
+      with ``DropFront = false``;
     - ``perturb 0``: the flow hash keeps its key for the whole run (a periodic
       rehash would move flows between queues mid-run);
     - ``divisor 65536`` (:data:`SFQ_DIVISOR`): flows rarely share a hash bucket,
@@ -161,8 +165,12 @@ def sfq_arguments(direction: PlannedDirection, frame: int, where: str = "") -> l
             f"{SFQ_MAX_DEPTH_PKTS} packets"
         )
     buffer = str(direction.buffer_pkts)
+    head = (
+        ["headdrop"] if str(dict(direction.qdisc_params).get("DropFront")).lower() == "true" else []
+    )
     return [
         "sfq",
+        *head,
         "limit",
         buffer,
         "depth",
@@ -183,6 +191,10 @@ def sfq_arguments(direction: PlannedDirection, frame: int, where: str = "") -> l
 #: ``limit``, sfq as above. A Linux kind missing here (red: ns-3's defaults have no
 #: faithful Linux parameters yet) is not emulated.
 EMULATED_LINUX_QDISCS = ("pfifo", "codel", "fq_codel", "sfq")
+
+
+#: ns-3 queue-disc attributes a Linux qdisc takes over: PFQ/LQD's drop side (sfq headdrop)
+MAPPED_QDISC_PARAMS = {"sfq": {"DropFront"}}
 
 
 def emulated_qdiscs() -> list[str]:
@@ -212,10 +224,11 @@ def leaf_qdisc(direction: PlannedDirection, where: str = "", frame: int | None =
             f"{where or 'qdisc'}: {direction.qdisc!r} is not supported by the Mininet "
             f"backend (supported: {supported})"
         )
-    if direction.qdisc_params:
+    unmapped = sorted(set(dict(direction.qdisc_params)) - MAPPED_QDISC_PARAMS.get(kind, set()))
+    if unmapped:
         raise ConfigError(
-            f"{where or 'qdisc_params'}: qdisc_params are ns-3 attributes; the Mininet "
-            "backend cannot map them"
+            f"{where or 'qdisc_params'}: qdisc_params {', '.join(unmapped)} are ns-3 "
+            "attributes the Mininet backend cannot map"
         )
     if kind == "sfq":
         return sfq_arguments(direction, frame or 1500 + ETHERNET_HEADER_BYTES, where)
@@ -289,12 +302,15 @@ def egress_commands(dev: str, direction: PlannedDirection, tcp: TcpSettings) -> 
     return commands
 
 
-def host_sysctls(tcp: TcpSettings, router: bool) -> dict[str, str]:
+def host_sysctls(
+    tcp: TcpSettings, router: bool, stack: StackSettings | None = None
+) -> dict[str, str]:
     """Per-namespace sysctls implementing the TCP settings (and forwarding on routers).
 
-    ``tcp_no_metrics_save`` keeps one run's RTT/ssthresh cache out of the next;
-    the buffer maxima let autotuning (and iperf3 ``-w``) reach the scenario's
-    socket buffers.
+    ``tcp_no_metrics_save`` keeps one run's RTT/ssthresh cache out of the next (each run
+    has new namespaces, whose metrics start empty); the buffer maxima let autotuning
+    (and iperf3 ``-w``) reach the scenario's socket buffers. The testbed profile's
+    ``stack.linux_sysctls`` come last (its host cache, pacing ratios, DSACK...).
     """
     out = {
         "net.ipv4.tcp_sack": str(int(tcp.sack)),
@@ -308,6 +324,44 @@ def host_sysctls(tcp: TcpSettings, router: bool) -> dict[str, str]:
         "net.ipv4.conf.all.rp_filter": "0",
         "net.ipv4.conf.default.rp_filter": "0",
     }
+    if stack is not None:
+        out.update({name.replace("/", "."): value for name, value in stack.linux_sysctls.items()})
+    return out
+
+
+def module_parameters(scenario: Scenario) -> dict[str, str]:
+    """``/sys/module`` parameter files and values the testbed profile sets for a run.
+
+    Only the modules of the congestion controls the run uses
+    (:func:`scenario_congestion_controls`): ``tcp_cubic``'s parameters for a run with a
+    ``cubic`` flow. They are kernel-wide, so a run sets them and puts them back
+    (:mod:`tcprepro.emulation.network`).
+    """
+    stack = scenario.stack
+    if stack is None:
+        return {}
+    used = {f"tcp_{name}" for name in scenario_congestion_controls(scenario)}
+    return {
+        f"/sys/module/{module}/parameters/{name}": str(
+            int(value) if isinstance(value, bool) else value
+        )
+        for module, params in sorted(stack.linux_modules.items())
+        if module in used
+        for name, value in sorted(params.items())
+    }
+
+
+def boot_module_arguments(parameters: Mapping[str, str]) -> list[str]:
+    """Kernel command-line arguments giving built-in modules their parameters at boot.
+
+    A parameter written at run time misses what a module computes once when it registers
+    (``tcp_cubic``'s TCP-friendly slope from ``beta``); a UML boot passes them on its
+    command line as well (``tcp_cubic.beta=819``).
+    """
+    out = []
+    for path, value in parameters.items():
+        module, _, name = path.removeprefix("/sys/module/").partition("/parameters/")
+        out.append(f"{module}.{name}={value}")
     return out
 
 
@@ -349,8 +403,10 @@ def route_metrics(tcp: TcpSettings) -> list[str]:
     return [
         "initcwnd",
         str(tcp.initial_cwnd_pkts),
+        # Linux's RTO is srtt + max(4 mdev, rto_min): rto_min plays ns-3's ClockGranularity
+        # (tcp.rto_granularity) and, without one, its minimum RTO
         "rto_min",
-        f"{max(1, round(tcp.min_rto * 1000))}ms",
+        f"{max(1, round(tcp.rto_floor_s * 1000))}ms",
         *delayed_ack_metrics(tcp),
     ]
 
@@ -573,3 +629,22 @@ def congestion_control(variant: VariantConfig, field: str) -> str:
             )
         )
     return registered.linux_name
+
+
+def scenario_congestion_controls(scenario: Scenario) -> set[str]:
+    """The Linux modules the scenario's flows and transfer generators use.
+
+    Raises
+    ------
+    ConfigError
+        When one of their variants has no Linux module (:func:`congestion_control`),
+        naming its field.
+    """
+    controls = {
+        congestion_control(flow.variant, f"flows.{name}.variant")
+        for name, flow in scenario.flows.items()
+    }
+    for name, generator in scenario.traffic.items():
+        if isinstance(generator, TransferGenerator):
+            controls.add(congestion_control(generator.variant, f"traffic.{name}.variant"))
+    return controls

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tcprepro.emulation import linux
 from tcprepro.emulation.iperf import requested_buffers
 from tcprepro.emulation.topo import (
     Addressing,
@@ -30,6 +31,7 @@ from tcprepro.emulation.topo import (
     make_topo,
     shaped_intf_class,
 )
+from tcprepro.errors import CapabilityError
 from tcprepro.scenario import Scenario
 from tcprepro.topology import NetworkPlan
 
@@ -72,6 +74,8 @@ class Emulation:
         self.net: Any = None
         self.processes: list[subprocess.Popen[bytes]] = []
         self.sysctls: dict[str, dict[str, str]] = {}
+        #: kernel-wide module parameters this run set (its testbed profile's), as read back
+        self.module_parameters: dict[str, str] = {}
         self._restore: dict[str, str] = {}
 
     def __enter__(self) -> Emulation:
@@ -89,8 +93,27 @@ class Emulation:
         path = Path("/proc/sys", *key.split("."))
         current = int(path.read_text().split()[0])
         if current < minimum:
-            self._restore[key] = str(current)
-            path.write_text(str(minimum))
+            self._write_global(path, str(minimum))
+
+    def _write_global(self, path: Path, value: str) -> None:
+        """Set a kernel-wide file for this run; :meth:`close` puts the old value back."""
+        current = path.read_text().strip()
+        if current != value:
+            self._restore.setdefault(str(path), current)
+            path.write_text(value)
+
+    def _set_module_parameters(self) -> None:
+        """The testbed profile's module parameters for this run's congestion controls."""
+        wanted = linux.module_parameters(self.scenario)
+        for name, value in wanted.items():
+            path = Path(name)
+            if not path.exists():
+                raise CapabilityError(
+                    f"{name}: this kernel has no such module parameter, which the scenario's "
+                    f"testbed profile ({self.scenario.stack.testbed}) sets"
+                )
+            self._write_global(path, value)
+            self.module_parameters[name] = path.read_text().strip()
 
     def _start(self) -> None:
         from mininet.link import Link
@@ -116,7 +139,8 @@ class Emulation:
             waitConnected=False,
         )
         self.net.build()
-        self.sysctls = configure_network(self.net, self.plan, tcp)
+        self._set_module_parameters()
+        self.sysctls = configure_network(self.net, self.plan, tcp, self.scenario.stack)
 
     def node(self, name: str) -> Any:
         """The Mininet node of a plan node."""
@@ -167,8 +191,8 @@ class Emulation:
                         with contextlib.suppress(ProcessLookupError):
                             os.killpg(shell.pid, signal.SIGKILL)
                         shell.wait()
-        for key, value in self._restore.items():
-            Path("/proc/sys", *key.split(".")).write_text(value)
+        for path, value in self._restore.items():
+            Path(path).write_text(value)
         self._restore = {}
 
     # ---- helpers used by the run ----------------------------------------

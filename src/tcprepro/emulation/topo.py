@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from tcprepro.emulation import linux
 from tcprepro.errors import CapabilityError
-from tcprepro.scenario import Scenario, TcpSettings
+from tcprepro.scenario import Scenario, StackSettings, TcpSettings
 from tcprepro.topology import NetworkPlan, PlannedDirection, PlannedLink
 
 __all__ = [
@@ -300,13 +300,15 @@ def make_topo(plan: NetworkPlan, tcp: TcpSettings) -> Any:
     return PlanTopo()
 
 
-def configure_network(net: Any, plan: NetworkPlan, tcp: TcpSettings) -> dict[str, dict[str, str]]:
+def configure_network(
+    net: Any, plan: NetworkPlan, tcp: TcpSettings, stack: StackSettings | None = None
+) -> dict[str, dict[str, str]]:
     """Sysctls and routes of every node; returns the sysctls set, by node (provenance)."""
     addressing = Addressing(plan)
     applied: dict[str, dict[str, str]] = {}
     for name in plan.nodes:
         node = net.get(name)
-        sysctls = linux.host_sysctls(tcp, router=name in plan.routers)
+        sysctls = linux.host_sysctls(tcp, router=name in plan.routers, stack=stack)
         _check(node, ["ip", "link", "set", "dev", "lo", "up"])
         _check(node, ["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in sysctls.items())])
         applied[name] = sysctls

@@ -172,10 +172,15 @@ def path_problems() -> list[str]:
     return problems
 
 
-def boot_argv(kernel: Path, folder: Path) -> list[str]:
-    """The UML command line of a boot whose shared folder is ``folder``."""
+def boot_argv(kernel: Path, folder: Path, module_arguments: Sequence[str] = ()) -> list[str]:
+    """The UML command line of a boot whose shared folder is ``folder``.
+
+    ``module_arguments`` (``tcp_cubic.beta=819``) give built-in modules the parameters of
+    the jobs' testbed profile at boot (:func:`tcprepro.emulation.linux.boot_module_arguments`).
+    """
     return [
         str(kernel),
+        *module_arguments,
         f"mem={MEMORY_MIB}M",
         "rootfstype=hostfs",
         "rootflags=/",
@@ -187,6 +192,24 @@ def boot_argv(kernel: Path, folder: Path) -> list[str]:
         "con=null",
         "con0=fd:0,fd:1",
     ]
+
+
+def _boot_module_arguments(jobs: Sequence[Any]) -> list[str]:
+    """The module parameters of the batch's testbed profile, for the kernel command line.
+
+    The jobs of a batch run one figure, so one stack; when they ask for different values
+    of a parameter it is left to each run's own write (:mod:`tcprepro.emulation.network`).
+    """
+    from tcprepro.emulation import linux
+    from tcprepro.scenario_io import load_scenario_dict
+
+    wanted: dict[str, set[str]] = {}
+    for job in jobs:
+        scenario = load_scenario_dict(json.loads(job.scenario_json), "emulated job")
+        for path, value in linux.module_parameters(scenario).items():
+            wanted.setdefault(path, set()).add(value)
+    agreed = {path: values.pop() for path, values in wanted.items() if len(values) == 1}
+    return linux.boot_module_arguments(agreed)
 
 
 def init_script(folder: Path, command: Sequence[str], release: str) -> str:
@@ -412,7 +435,7 @@ def run_batch(
         clock = _HostClock(folder)
         with open(folder / "console.log", "wb") as console:
             proc = subprocess.Popen(
-                boot_argv(kernel.path, folder),
+                boot_argv(kernel.path, folder, _boot_module_arguments(jobs)),
                 stdin=subprocess.DEVNULL,
                 stdout=console,
                 stderr=subprocess.STDOUT,
