@@ -52,6 +52,88 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _study_profiles(config) -> dict[str, str]:
+    """Each study's stack profile as ``<id>@<digest of its files>`` (the verdict records)."""
+    import hashlib
+
+    from tcprepro import testbeds
+    from tcprepro.scenario_io import load_scenario
+
+    out = {}
+    for study in config.studies():
+        figures = [f for f in config.figures_of(study) if f in config.simulated_figures]
+        if not figures:
+            continue
+        stack = load_scenario(config.figure(figures[0])["scenario"]).stack
+        if stack is None:
+            continue
+        folder = Path("workflow/testbeds")
+        path = folder / f"{stack.testbed}.yaml"
+        texts = [path.read_text()]
+        texts += [(folder / f).read_text() for f in testbeds.load_profile(path).hosts.values()]
+        digest = hashlib.sha256("".join(texts).encode()).hexdigest()[:8]
+        out[study] = f"{stack.testbed}@{digest}"
+    return out
+
+
+def _cmd_verdicts(args: argparse.Namespace) -> int:
+    from tcprepro.claims import history, load_registry
+    from tcprepro.provenance import git_state
+
+    path = Path(args.records)
+    if args.verdicts_command == "record":
+        registry = {claim.id: claim for claim in load_registry()}
+        profiles = _study_profiles(_workflow(args))
+        commit, dirty = git_state()
+        judged = commit[:7] + ("+dirty" if dirty else "")
+        existing = history.read_records(path)
+        new = []
+        for csv_path in args.csv:
+            new += history.records_from_csv(
+                csv_path,
+                registry,
+                args.tier,
+                profiles,
+                args.runs_commit or judged,
+                judged,
+                [*existing, *new],
+                args.reason,
+            )
+        count = history.append_records(new, path)
+        print(f"{path}: {count} record(s) added", file=sys.stderr)
+        return 0
+    table = history.render_markdown(history.read_records(path))
+    if not args.write:
+        sys.stdout.write(table)
+        return 0
+    _write_section(Path(args.write), history.DOC_BEGIN, history.DOC_END, table)
+    print(f"{args.write}: the verdict history from {path}", file=sys.stderr)
+    return 0
+
+
+def _write_section(target: Path, begin: str, end: str, body: str) -> None:
+    """Replace what a page holds between two marker lines (generated sections of docs)."""
+    from tcprepro.latex import atomic_write
+
+    text = target.read_text()
+    if begin not in text or end not in text:
+        raise ConfigError(f"{target}: no {begin} ... {end} section to write into")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    atomic_write(target, f"{head}{begin}\n{body}{end}{tail}")
+
+
+def _cmd_readings(args: argparse.Namespace) -> int:
+    from tcprepro.claims.readings import GUIDE_BEGIN, GUIDE_END, render_guide
+
+    guide = render_guide()
+    if args.write:
+        _write_section(Path(args.write), GUIDE_BEGIN, GUIDE_END, guide)
+    else:
+        sys.stdout.write(guide)
+    return 0
+
+
 def _cmd_testbeds(args: argparse.Namespace) -> int:
     from tcprepro import testbeds
     from tcprepro.latex import atomic_write
@@ -220,8 +302,19 @@ def _cmd_claims(args: argparse.Namespace) -> int:
         for path in args.emulated:
             ds = open_dataset(path)
             emulated[str(ds.attrs.get("figure", Path(path).stem))] = ds
+    decide = {}
+    if args.tier and args.tier not in claims.DECIDING_TIERS:  # name what decides them
+        from tcprepro.campaign.plan import decide_commands
+
+        ids = [c.id for c in claims.load_registry() if args.study in (None, c.study)]
+        decide = decide_commands(_workflow(args), ids)
     results = claims.check_claims(
-        datasets, study=args.study, emulated=emulated, emulation_note=args.not_emulated or ""
+        datasets,
+        study=args.study,
+        emulated=emulated,
+        emulation_note=args.not_emulated or "",
+        tier=args.tier,
+        decide=decide,
     )
     print(f"Claims of study {args.study}:" if args.study else "Claims:")
     print(claims.format_table(results))
@@ -267,6 +360,8 @@ def _cmd_paper_inputs(args: argparse.Namespace) -> int:
         facts_dir=args.facts_dir,
         claims_csvs=args.claims,
         verify_csvs=args.verify_claims,
+        whatif_csvs=args.whatif_claims,
+        records=args.records,
         **extra,
     ):
         print(path)
@@ -381,6 +476,28 @@ def build_parser() -> argparse.ArgumentParser:
     scenario_args(p)
     p.add_argument("--print", action="store_true", help="print the resolved scenario (SI units)")
     p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser(
+        "verdicts", help="the verdict history: record a verify build's verdicts, print its table"
+    )
+    verdicts = p.add_subparsers(dest="verdicts_command", required=True)
+    q = verdicts.add_parser("record", help="append the verdicts of claims CSVs to the records")
+    workflow_args(q)
+    q.add_argument("csv", nargs="+", help="claims CSVs (data/claims/verify/<study>.csv)")
+    q.add_argument("--runs-commit", help="commit the runs were made at (default: this one)")
+    q.add_argument("--reason", default="", help="what changed, for a verdict that changed")
+    q.add_argument("--records", default="records/verdicts.csv")
+    q.set_defaults(func=_cmd_verdicts)
+    q = verdicts.add_parser("table", help="the history table (markdown) from the records")
+    q.add_argument("--records", default="records/verdicts.csv")
+    q.add_argument("--write", help="write it into this page's verdict-history section")
+    q.set_defaults(func=_cmd_verdicts)
+
+    p = sub.add_parser(
+        "readings", help="the reading guide of the claims (docs/claims.md's is generated so)"
+    )
+    p.add_argument("--write", help="write it into this page's reading-guide section")
+    p.set_defaults(func=_cmd_readings)
 
     p = sub.add_parser(
         "testbeds", help="the testbed stack profiles as a page (docs/testbeds.md is generated so)"
@@ -551,6 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_combine)
 
     p = sub.add_parser("claims", help="check the claims of a study and print the table")
+    workflow_args(p)  # --tier: the runs' tier (the regime it applies, reading rule R14)
     p.add_argument("--study")
     p.add_argument("--csv")
     p.add_argument("--tex")
@@ -593,6 +711,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="the verify tier's claims CSVs (data/claims/verify/*.csv), when there are any",
     )
+    p.add_argument(
+        "--whatif-claims",
+        nargs="*",
+        default=[],
+        help="the what-if builds' claims CSVs (data/claims/whatif/<id>/*.csv)",
+    )
+    p.add_argument("--records", help="the verdict records (records/verdicts.csv): the history")
     p.add_argument(
         "--source",
         metavar="RECORD",

@@ -44,6 +44,7 @@ import xarray as xr
 from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig, cell_name
 from tcprepro.claims import NOT_EMULATED, VERDICT_COLOURS
+from tcprepro.claims.history import read_records
 from tcprepro.errors import ConfigError
 from tcprepro.latex import atomic_write as _write
 from tcprepro.latex import escape as tex
@@ -495,6 +496,15 @@ def _provenance(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | 
 # claims: verdicts counted from the CSVs
 
 
+def _read_values(path: str | Path) -> list[dict[str, str]]:
+    """(claim, verdict, value) of a claims CSV."""
+    with Path(path).open(newline="") as handle:
+        return [
+            {"claim": row["claim"], "verdict": row["verdict"], "value": row["reproduced"]}
+            for row in csv.DictReader(handle)
+        ]
+
+
 def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
     """Rows (claim, study, verdict, cells, coverage, confidence) of ``data/claims/<study>.csv``.
 
@@ -703,14 +713,20 @@ def _verify_section(
     tier: str,
     verdicts: list[dict[str, str]],
     verify: list[dict[str, str]],
+    whatif: Mapping[str, list[dict[str, str]]] | None = None,
+    records: list[dict[str, str]] | None = None,
 ) -> str:
-    """The verify section: this build's verdicts next to the verify tier's (when it ran)."""
+    """The verify section: this build's verdicts next to the verify tier's (when it ran).
+
+    Then the what-if verdicts beside the verify ones, and the verdict history.
+    """
     head = r"\subsection{Claims decided at paper length (verify tier)}\label{sec:verify}"
+    extra = _whatif_table(verify, whatif or {}) + _history_table(records or [])
     if not verify:
         return (
             head + "\n" + r"No verify-tier results are in this build's data "
             r"(\texttt{data/claims/verify/} is empty): no claim has been checked on its cells "
-            r"at the paper's settings." + "\n"
+            r"at the paper's settings." + "\n" + extra
         )
     here = {row["claim"]: row["verdict"] for row in verdicts}
     # a verify build restricted to some claims still judges the others of its studies:
@@ -767,6 +783,66 @@ def _verify_section(
             rf"inconclusive or fragile: {tex(', '.join(undecided))} (the cost of each: "
             r"\texttt{tcprepro plan -{}-tier verify -{}-claim ID})."  # no en-dash ligature
         )
+    return "\n".join(lines) + "\n" + extra
+
+
+def _whatif_table(verify: list[dict[str, str]], whatif: Mapping[str, list[dict[str, str]]]) -> str:
+    """The what-if verdicts (a testbed unknown run the other way) beside the verify ones."""
+    rows = [(name, row) for name, found in sorted(whatif.items()) for row in found]
+    rows = [(name, row) for name, row in rows if row["verdict"] != "pending"]
+    if not rows:
+        return ""
+    main = {row["claim"]: row for row in verify}
+    lines = [
+        r"\begin{longtable}{@{}P{0.08\linewidth}P{0.18\linewidth}P{0.2\linewidth}"
+        r"P{0.44\linewidth}@{}}",
+        r"\caption{Testbed unknowns run the other way at the verify tier (what-if runs, "
+        r"\texttt{data/claims/whatif/}; what each one changes: the testbed profiles, "
+        r"docs/testbeds.md), beside the verify verdict of the same claim, which they never "
+        r"replace.}\label{tab:whatif}\\",
+        r"\toprule Claim & verify verdict & what-if & what-if verdict, value \\ \midrule",
+        r"\endfirsthead",
+        r"\toprule Claim & verify verdict & what-if & what-if verdict, value \\ \midrule",
+        r"\endhead",
+    ]
+    for name, row in sorted(rows, key=lambda item: (item[1]["claim"], item[0])):
+        verified = main.get(row["claim"])
+        lines.append(
+            rf"{tex(row['claim'])} & {_verdict(verified['verdict']) if verified else '---'} & "
+            rf"\texttt{{{tex(name)}}} & {_verdict(row['verdict'])}: {tex(row['value'])} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    return "\n".join(lines) + "\n"
+
+
+def _history_table(records: list[dict[str, str]]) -> str:
+    """The verdict history (records/verdicts.csv), as docs/claims.md shows it."""
+    if not records:
+        return ""
+    lines = [
+        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.09\linewidth}P{0.15\linewidth}"
+        r"P{0.2\linewidth}P{0.2\linewidth}P{0.21\linewidth}@{}}",
+        r"\caption{The verdict history: every verify and paper-tier verdict kept as a record "
+        r"(\texttt{records/verdicts.csv}) with its reading (a digest of its tolerance and rules), "
+        r"the stack profile and the commit its runs were made at, and for a changed verdict what "
+        r"changed. The first rows were imported from the table the docs kept by hand.}"
+        r"\label{tab:history}\\",
+        r"\toprule Claim & backend & verdict & reading & stack profile, runs at & change "
+        r"\\ \midrule",
+        r"\endfirsthead",
+        r"\toprule Claim & backend & verdict & reading & stack profile, runs at & change "
+        r"\\ \midrule",
+        r"\endhead",
+    ]
+    for row in sorted(records, key=lambda r: (r["claim"].split("-")[0], int(r["claim"][3:]))):
+        reading = row["reading"] + (f" ({row['rules']})" if row["rules"] else "")
+        profile = row["profile"] + (f", {row['runs_commit']}" if row["runs_commit"] else "")
+        change = row["change"] or ("imported" if row["source"] == "imported" else "")
+        lines.append(
+            rf"{tex(row['claim'])} & {tex(row['backend'])} & {_verdict(row['verdict'])} & "
+            rf"{tex(reading)} & {tex(profile)} & {tex(change)} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}"]
     return "\n".join(lines) + "\n"
 
 
@@ -923,6 +999,8 @@ def write_paper_inputs(
     claims_csvs: Iterable[str | Path] = (),
     source: Mapping[str, Any] | None = None,
     verify_csvs: Iterable[str | Path] = (),
+    whatif_csvs: Iterable[str | Path] = (),
+    records: str | Path | None = None,
 ) -> list[Path]:
     """Write glance, body, parameters, deviations, provenance and numbers into ``out_dir``.
 
@@ -947,6 +1025,11 @@ def write_paper_inputs(
         The verify tier's claims CSVs (``data/claims/verify/<study>.csv``), when a verify
         build left them: the at-a-glance section sets their verdicts next to this
         build's (else it says in one line that there are none).
+    whatif_csvs
+        The what-if builds' claims CSVs (``data/claims/whatif/<id>/<study>.csv``): set beside
+        the verify verdicts, each named by its what-if.
+    records
+        The verdict records (``records/verdicts.csv``): the history table.
     source
         The record of an imported trace bundle
         (:func:`tcprepro.campaign.bundle.source_record`), or None when every run was
@@ -976,6 +1059,10 @@ def write_paper_inputs(
     simulated = [f for f in order if f in combined]
     verdicts = read_verdicts(claims_csvs)
     verify = read_verdicts(verify_csvs)
+    whatif: dict[str, list[dict[str, str]]] = {}
+    for path in whatif_csvs:
+        whatif.setdefault(Path(path).parent.name, []).extend(_read_values(path))
+    history = read_records(records) if records is not None else []
     n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
     pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
     sim_seconds = sum(
@@ -997,7 +1084,7 @@ def write_paper_inputs(
     written = []
     for name, text in {
         "glance.tex": _glance(config, tier, order, statuses, runs_text, verdicts)
-        + _verify_section(config, tier, verdicts, verify),
+        + _verify_section(config, tier, verdicts, verify, whatif, history),
         "body.tex": _body(
             config, order, statuses, facts, lines_of, figure_dir, claims_dir, tier, studies
         ),

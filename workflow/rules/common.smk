@@ -38,10 +38,14 @@ LIBRARY = library_digest()
 # claims are kept apart again (data/claims/whatif/<id>/), beside the verify verdicts.
 WHATIF = WORKFLOW.whatif
 if WHATIF and TIER != "verify":
-    raise ValueError(f"whatif: {WHATIF} is a verify-tier build (tier=verify), not {TIER}")
+    raise ValueError(
+        f"whatif: {WHATIF} is a verify-tier build (tier=verify), not {TIER}"
+    )
 VERIFY_DIR = f"whatif/{WHATIF}" if WHATIF else "verify"
 CLAIMS_DIR = f"data/claims/{VERIFY_DIR}" if TIER == "verify" else "data/claims"
-CLAIMS_TEX_DIR = f"paper/generated/{VERIFY_DIR}" if TIER == "verify" else "paper/generated"
+CLAIMS_TEX_DIR = (
+    f"paper/generated/{VERIFY_DIR}" if TIER == "verify" else "paper/generated"
+)
 # The trace figure behind each claim's "why" (one PDF per claim not reproduced or
 # inconclusive), per study; the claims tables include them by their path from paper/.
 WHY_DIR = f"paper/figures/why/{VERIFY_DIR}" if TIER == "verify" else "paper/figures/why"
@@ -133,6 +137,18 @@ def verify_claims(wildcards):
     if TIER == "verify":
         return []
     return sorted(str(path) for path in Path("data/claims/verify").glob("*.csv"))
+
+
+def whatif_claims(wildcards):
+    """The what-if builds' claims CSVs (data/claims/whatif/<id>/), in a quick or paper build."""
+    if TIER == "verify":
+        return []
+    return sorted(str(path) for path in Path("data/claims/whatif").glob("*/*.csv"))
+
+
+def verdict_records(wildcards):
+    """The verdict records (records/verdicts.csv), the report's history table, if any."""
+    return ["records/verdicts.csv"] if Path("records/verdicts.csv").exists() else []
 
 
 def bundle_record(wildcards):

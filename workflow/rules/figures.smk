@@ -54,8 +54,10 @@ rule claims:
     params:
         library=LIBRARY,
         not_emulated=NOT_EMULATED,
+        tier=TIER,
     shell:
-        "tcprepro claims --study {wildcards.study} --tex {output.tex} --csv {output.csv} "
+        "tcprepro claims --tier {params.tier} --study {wildcards.study} --tex {output.tex} "
+        "--csv {output.csv} "
         "--why-dir {output.why} --why-root paper {params.not_emulated} "
         "{input.combined} --emulated {input.emulated} > {log} 2>&1"
 

@@ -12,6 +12,8 @@ rule paper_inputs:
         claims=expand(f"{CLAIMS_DIR}/{{study}}.csv", study=STUDIES),
         source=bundle_record,
         verify=verify_claims,
+        whatif=whatif_claims,
+        records=verdict_records,
     output:
         "paper/generated/glance.tex",
         "paper/generated/body.tex",
@@ -30,11 +32,14 @@ rule paper_inputs:
         source=lambda wildcards, input: (
             f"--source {input.source}" if input.source else ""
         ),
+        records=lambda wildcards, input: (
+            f"--records {input.records}" if input.records else ""
+        ),
     shell:
         "tcprepro paper-inputs --tier {params.tier} --emulation-note {params.emulation:q} "
         "--excluded {params.excluded} --excluded-reason {params.reason:q} "
         "--facts-dir paper/figures --claims {input.claims} --verify-claims {input.verify} "
-        "{params.source} "
+        "--whatif-claims {input.whatif} {params.records} {params.source} "
         "--out-dir paper/generated {input.combined} > {log} 2>&1"
 
 

@@ -28,7 +28,9 @@ from tcprepro.analysis.common import (
 )
 
 __all__ = [
+    "MIN_BIN_TRANSFERS",
     "SIZE_CLASSES",
+    "binned_means",
     "cell_mechanism",
     "cell_table",
     "distinct_draws",
@@ -38,7 +40,9 @@ __all__ = [
     "pick",
     "response_summary",
     "response_times",
+    "size_edges",
     "size_histogram",
+    "slow_start_limit_bytes",
 ]
 
 
@@ -109,6 +113,60 @@ def cell_mechanism(run: xr.Dataset) -> dict[str, xr.DataArray | float]:
             run["lost_ack_pkts"].sel(flow="down").where(mask).sum(["time"], min_count=1).mean("rep")
         ),
     }
+
+
+#: the fewest completed transfers a size bin needs, in every cell compared, for its mean
+#: response time to enter a claim's reading (A-c8, A-c9: the size-conditional curves)
+MIN_BIN_TRANSFERS = 10
+
+
+def size_edges(*datasets: xr.Dataset, per_decade: int = 4) -> np.ndarray:
+    """The figures' logarithmic size bins (bytes) over every transfer of ``datasets``."""
+    sizes = np.concatenate(
+        [np.asarray(ds["transfer_size_bytes"].values, dtype=float).ravel() for ds in datasets]
+    )
+    return metrics.size_bins(sizes[np.isfinite(sizes) & (sizes > 0)], per_decade)
+
+
+def binned_means(
+    cells: dict[str, xr.DataArray], sizes: xr.DataArray, edges: np.ndarray
+) -> pd.DataFrame:
+    """Mean response time per size bin of each cell, on the transfers completed in all.
+
+    ``cells``: response times (NaN: censored) over the same transfers (``rep``,
+    ``transfer``, and any pooled dimension such as ``up``), by a cell's name; ``sizes``:
+    those transfers' sizes. One row per bin: ``bin_low``, ``bin_high``, ``n`` (transfers
+    completed in every cell) and one column per cell, the mean over those transfers.
+    """
+    names = list(cells)
+    arrays = [np.asarray(cells[name].values, dtype=float).ravel() for name in names]
+    size = np.broadcast_to(np.asarray(sizes.values, dtype=float), cells[names[0]].shape).ravel()
+    done = np.logical_and.reduce([np.isfinite(a) for a in arrays]) & np.isfinite(size)
+    index = np.digitize(size, edges) - 1
+    rows = []
+    for b in range(len(edges) - 1):
+        chosen = done & (index == b)
+        row = {"bin_low": edges[b], "bin_high": edges[b + 1], "n": int(chosen.sum())}
+        for name, values in zip(names, arrays, strict=True):
+            row[name] = float(values[chosen].mean()) if chosen.any() else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def slow_start_limit_bytes(ds: xr.Dataset) -> float:
+    """Bytes a download can send before its window fills the downlink: BDP plus buffer.
+
+    The downlink's rate times the path's round-trip propagation time, plus its buffer of
+    full-sized packets; a transfer larger than this cannot finish in its first slow start
+    without filling the path, the boundary of study A's "short to medium transfers, when
+    slow start still matters" (the paper's section 4).
+    """
+    configs = run_configs(ds)
+    text = next(str(c) for c in np.asarray(configs.values).ravel() if str(c))
+    scenario = run_scenario(text)
+    topo = scenario.topology
+    rtt = 2 * (topo.downlink.delay + topo.uplink.delay + topo.server_link.delay)
+    return topo.downlink.rate * rtt / 8 + topo.downlink.buffer_pkts * scenario.packet_bytes
 
 
 #: size classes of the response-time summary (bytes): short, medium, long transfers

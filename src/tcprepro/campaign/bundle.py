@@ -110,6 +110,7 @@ KINDS = {
     "combined": "data/combined/",
     "scenarios": "scenarios/",
     "claims": "claims/",
+    "records": "records/",
 }
 FIRST_FEW = 5
 
@@ -480,6 +481,10 @@ def export_bundle(
             files[name] = claims
         else:
             print(f"bundle: no claims of study {study} ({claims} missing)", file=log)
+    records = workdir / "records" / "verdicts.csv"
+    if records.exists():  # the verdict history travels with the runs it judged
+        entries.append({"path": "records/verdicts.csv", "kind": "records"})
+        files["records/verdicts.csv"] = records
     for entry in entries:
         source = files[entry["path"]]
         if isinstance(source, bytes):

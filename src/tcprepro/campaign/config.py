@@ -311,16 +311,27 @@ class WorkflowConfig:
                 raise ConfigError(f"{where} is not run by both backends (ns3, mininet)")
             sweep = self.figure(twin).get("sweep", {})
             absent = claim.emulated.get("absent", {})
-            for cell in claim_cells(claim.cells).get(source, []):
-                if list(cell) != list(sweep):
-                    raise ConfigError(
-                        f"{where} sweeps {list(sweep)}, the claim's cells of {source} {list(cell)}"
-                    )
-                for dim, value in cell.items():
-                    if any(_same(v, value) for v in absent.get(dim, ())):
-                        continue  # stated: the twin cannot run it (counted as not run)
+            slices = claim.twin_slices or {source: {}}
+            for figure, selection in slices.items():
+                for dim, value in selection.items():
                     if not any(_same(v, value) for v in self._all_values(twin, dim)):
                         raise ConfigError(f"{where} has no cell with {dim} = {value!r}")
+                for cell in claim_cells(claim.cells).get(figure, []):
+                    wanted = [d for d in sweep if d not in selection]
+                    if list(cell) != wanted:
+                        raise ConfigError(
+                            f"{where} sweeps {wanted} for {figure}, the claim's cells of "
+                            f"{figure} {list(cell)}"
+                        )
+                    for dim, value in cell.items():
+                        if any(_same(v, value) for v in absent.get(dim, ())):
+                            continue  # stated: the twin cannot run it (counted as not run)
+                        if not any(_same(v, value) for v in self._all_values(twin, dim)):
+                            raise ConfigError(f"{where} has no cell with {dim} = {value!r}")
+            if claim.twin_slices:  # slices of its sweep: it stands for each figure named
+                named = [*out.get(twin, "").split(", "), *claim.twin_slices]
+                out[twin] = ", ".join(sorted({n for n in named if n}))
+                continue
             if out.get(twin, source) != source:
                 raise ConfigError(f"{where} stands for {out[twin]} in another claim")
             out[twin] = source

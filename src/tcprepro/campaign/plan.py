@@ -32,6 +32,7 @@ from tcprepro.topology import build_plan, flow_path
 
 __all__ = [
     "budget_report",
+    "decide_commands",
     "estimate_emulated_wall_s",
     "estimate_wall_s",
     "is_cached",
@@ -451,3 +452,33 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
         "as .tar.gz"
     )
     return "\n".join(lines)
+
+
+def decide_commands(
+    config: WorkflowConfig, claims: Iterable[str], cores: int = 2
+) -> dict[str, str]:
+    """Per claim, the command that decides it (its verify runs) and what they cost.
+
+    The verify tier runs the claim's cells at the papers' durations and repetitions
+    (:meth:`WorkflowConfig.claim_cells`); the cost is :func:`estimate_wall_s` of those
+    runs on ``cores`` cores, the estimate ``tcprepro plan --tier verify --claim`` prints.
+    """
+    from dataclasses import replace
+
+    out = {}
+    for claim in claims:
+        one = replace(
+            config,
+            data={**config.data, "tier": "verify", "verify_claims": [claim], "whatif": None},
+            _runs={},
+        )
+        runs = [run for figure in one.simulated_figures for run in one.runs(figure, "verify")]
+        hours = estimate_wall_s(runs, cores) / 3600
+        cost = f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
+        out[claim] = (
+            f"its verify runs ({len(runs)} runs at the paper's settings, about {cost} on "
+            f"{cores} cores): snakemake --profile workflow/profiles/verify --config tier=verify "
+            f"'verify_claims=[\"{claim}\"]' -- claims_tables (tcprepro plan --tier verify "
+            f"--claim {claim})"
+        )
+    return out

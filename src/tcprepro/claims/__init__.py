@@ -85,6 +85,7 @@ __all__ = [
     "check_claims",
     "format_table",
     "load_registry",
+    "reading_rules",
     "twin_claim",
     "write_csv",
     "write_tex",
@@ -117,6 +118,16 @@ class Claim:
     paper: str
     tolerance: str
     check: str
+    #: the paper's words (verbatim, original language; a tuple when several sentences)
+    quote: str | tuple[str, ...] = ""
+    translation: str | tuple[str, ...] = ""
+    #: the paper's figure or table the sentence reads, and the metric it shows
+    source: str = ""
+    metric: str = ""
+    #: the seed text (../shared/seeds) the quote is in
+    seed: str = ""
+    #: the rules of the reading guide the tolerance applies (readings.yaml)
+    rules: tuple[str, ...] = ()
     args: Mapping[str, Any] = field(default_factory=dict)
     requires: tuple[str, ...] = ()
     pending: str = ""
@@ -136,10 +147,25 @@ class Claim:
 
     @property
     def twin(self) -> tuple[str, str] | None:
-        """(emulated figure, the figure whose cells it runs), or None without a twin."""
+        """(emulated figure, the figure(s) whose cells it runs), or None without a twin.
+
+        A twin that runs several figures' cells as slices of one sweep (X1 for A1 and A2,
+        by its uplink buffer) names them all: ``"A1, A2"`` (:attr:`twin_slices`).
+        """
         if "figure" not in self.emulated:
             return None
-        return str(self.emulated["figure"]), str(self.emulated["as"])
+        source = self.emulated["as"]
+        named = ", ".join(source) if isinstance(source, Mapping) else str(source)
+        return str(self.emulated["figure"]), named
+
+    @property
+    def twin_slices(self) -> dict[str, dict[str, Any]]:
+        """Figure -> the twin's cells that stand for it (``as: {A1: {buffer: 40}}``).
+
+        Empty when the twin stands for one figure whole.
+        """
+        source = self.emulated.get("as")
+        return {str(k): dict(v) for k, v in source.items()} if isinstance(source, Mapping) else {}
 
 
 @dataclass(frozen=True)
@@ -219,12 +245,16 @@ def _validate_twin(claim_id: str, requires: tuple[str, ...], block: Mapping[str,
                 f"{claim_id}: emulated.as, emulated.args and emulated.absent need emulated.figure"
             )
         return
-    if block.get("as") not in requires:
+    source = block.get("as")
+    named = list(source) if isinstance(source, Mapping) else [source]
+    if not named or any(f not in requires for f in named):
         raise ValueError(
             f"{claim_id}: emulated.as must be a figure the claim requires ({list(requires)}), "
-            f"not {block.get('as')!r}"
+            f"or a mapping of them to the twin's cells that stand for each, not {source!r}"
         )
-    if block["figure"] == block["as"]:
+    if isinstance(source, Mapping) and not all(isinstance(v, Mapping) for v in source.values()):
+        raise ValueError(f"{claim_id}: emulated.as maps each figure to a mapping {{dim: value}}")
+    if block["figure"] in named:
         raise ValueError(f"{claim_id}: emulated.figure must be another figure than its as")
     if not isinstance(block.get("args", {}), Mapping):
         raise ValueError(f"{claim_id}: emulated.args must be a mapping")
@@ -247,6 +277,10 @@ def twin_claim(claim: Claim) -> Claim | None:
     if twin is None:
         return None
     figure, source = twin
+    if claim.twin_slices:  # the twin's slices stand for the figures: nothing to rename
+        return replace(
+            claim, args={**dict(claim.args), **dict(claim.emulated.get("args", {}))}, emulated={}
+        )
 
     def rename(value: Any) -> Any:
         if isinstance(value, str):
@@ -276,6 +310,12 @@ def backend_label(ds: xr.Dataset) -> str:
     return ROUTE_LABELS.get(str(ds.attrs.get("emulation_route", "")), EMULATED_LABEL)
 
 
+def reading_rules() -> dict[str, Mapping[str, str]]:
+    """The reading guide (``readings.yaml``): each rule by id (R1 ...), in order."""
+    text = resources.files(__package__).joinpath("readings.yaml").read_text()
+    return {entry["id"]: entry for entry in yaml.safe_load(text)}
+
+
 def load_registry(path: str | Path | None = None) -> list[Claim]:
     """Read the registry (the packaged ``registry.yaml`` by default)."""
     if path is None:
@@ -289,6 +329,13 @@ def load_registry(path: str | Path | None = None) -> list[Claim]:
         entry = dict(entry)
         entry["requires"] = tuple(entry.get("requires", ()))
         entry["cells"] = tuple(entry.get("cells", ()))
+        for key in ("quote", "translation"):
+            if isinstance(entry.get(key), list):
+                entry[key] = tuple(entry[key])
+        entry["rules"] = tuple(entry.get("rules", ()))
+        unknown_rules = sorted(set(entry["rules"]) - set(reading_rules()))
+        if unknown_rules:
+            raise ValueError(f"{entry['id']}: rules {unknown_rules} are not in the reading guide")
         validate_claim_cells(entry["id"], entry["cells"])
         _validate_twin(entry["id"], entry["requires"], entry.get("emulated", {}))
         unknown = set(entry.get("regime", {})) - REGIME_KEYS
@@ -367,8 +414,38 @@ def _generic_why(claim: Claim, datasets: Mapping[str, xr.Dataset]) -> str:
     return describe_cells(claim.cells, datasets)
 
 
-def _judge(claim: Claim, datasets: Mapping[str, xr.Dataset], resamples: int) -> ClaimResult:
-    """One verdict of ``claim`` on ``datasets`` (see the module doc)."""
+#: tiers at the papers' own durations and repetitions: a claim is decided there (R14)
+DECIDING_TIERS = ("verify", "paper")
+#: regime criteria of statistics a scaled-down run may lack: they only apply below the
+#: deciding tiers, where the papers' own set-up could fail them (R14)
+SCALE_CRITERIA = ("min_loss_events", "min_rtts", "min_completed_transfers")
+
+
+def tier_regime(regime: Mapping[str, Any], tier: str | None) -> dict[str, Any]:
+    """The regime criteria a tier applies (reading rule R14).
+
+    All of them below the papers' settings; at the verify and paper tiers only those that
+    catch a failed run (a flow never past its first slow start). ``tier`` None: all (an
+    unknown tier is not deciding).
+    """
+    if tier not in DECIDING_TIERS:
+        return dict(regime)
+    return {k: v for k, v in regime.items() if k not in SCALE_CRITERIA}
+
+
+def _judge(
+    claim: Claim,
+    datasets: Mapping[str, xr.Dataset],
+    resamples: int,
+    tier: str | None = None,
+    decide: str = "",
+) -> ClaimResult:
+    """One verdict of ``claim`` on ``datasets`` (see the module doc).
+
+    ``tier``: the tier the runs are of (the regime it applies, :func:`tier_regime`);
+    ``decide``: the command that decides the claim and its cost, named in an
+    inconclusive verdict's "why" below the deciding tiers.
+    """
     from tcprepro.claims.regime import cell_coverage, first_present_run, unmet_regime
 
     missing = [f for f in claim.requires if f not in datasets]
@@ -385,9 +462,12 @@ def _judge(claim: Claim, datasets: Mapping[str, xr.Dataset], resamples: int) -> 
     result = replace(func(datasets, **claim.args), claim=claim, cells=cells)
     if result.verdict == "pending":
         return result
-    unmet = unmet_regime(claim.regime, claim.cells, datasets) if claim.regime else []
+    regime = tier_regime(claim.regime, tier)
+    unmet = unmet_regime(regime, claim.cells, datasets) if regime else []
     if unmet:
         why = "inconclusive at this tier: " + "; ".join(u.text for u in unmet)
+        if decide and tier not in DECIDING_TIERS:
+            why += f". Decided by {decide}"
         return replace(result, verdict="inconclusive", explanation=why, trace=unmet[0].run)
     explanation, trace = "", None
     if result.verdict == "inconclusive":  # the check's own: a part with no run in its regime
@@ -433,6 +513,7 @@ def _judge_twin(
     emulated: Mapping[str, xr.Dataset] | None,
     note: str,
     resamples: int,
+    tier: str | None = None,
 ) -> ClaimResult | None:
     """The second verdict of ``claim``: on its emulated twin (None without a twin)."""
     twin = twin_claim(claim)
@@ -445,8 +526,24 @@ def _judge_twin(
             "—", "pending", NOT_EMULATED, twin, explanation=why, backend=EMULATED_LABEL
         )
     ds = emulated[figure]
+    slices = claim.twin_slices
+    if slices:  # each figure the claim reads is a slice of the twin's sweep
+        datasets = {}
+        for name, selection in slices.items():
+            missing = [dim for dim in selection if dim not in ds.dims]
+            if missing:
+                raise ValueError(f"{claim.id}: the emulated twin {figure} has no {missing}")
+            values = {
+                dim: ds[dim].values[ds[dim].values == value] for dim, value in selection.items()
+            }
+            if any(len(v) == 0 for v in values.values()):
+                continue  # this build ran no cell of that slice
+            part = ds.sel({dim: v[0] for dim, v in values.items()}, drop=True)
+            _check_twin_dataset(twin, name, part.assign_attrs(figure=name))
+            datasets[name] = part
+        return replace(_judge(twin, datasets, resamples, tier), backend=backend_label(ds))
     _check_twin_dataset(twin, figure, ds)
-    return replace(_judge(twin, {figure: ds}, resamples), backend=backend_label(ds))
+    return replace(_judge(twin, {figure: ds}, resamples, tier), backend=backend_label(ds))
 
 
 def check_claims(
@@ -456,6 +553,8 @@ def check_claims(
     resamples: int = BOOTSTRAP_RESAMPLES,
     emulated: Mapping[str, xr.Dataset] | None = None,
     emulation_note: str = "",
+    tier: str | None = None,
+    decide: Mapping[str, str] | None = None,
 ) -> list[ClaimResult]:
     """Evaluate the claims of ``study`` (all studies if None) on combined datasets.
 
@@ -472,6 +571,13 @@ def check_claims(
     emulation_note
         Why this build has no emulated runs (the second verdicts' "why" when
         ``emulated`` is None).
+    tier
+        The tier the datasets' runs are of: at the verify and paper tiers only a failed
+        run leaves a claim undecided (:func:`tier_regime`); None applies every criterion.
+    decide
+        Per claim id, the command that decides the claim and its cost
+        (:func:`tcprepro.campaign.plan.decide_commands`), named when it is inconclusive
+        below those tiers.
 
     Raises
     ------
@@ -484,8 +590,8 @@ def check_claims(
     for claim in registry if registry is not None else load_registry():
         if study is not None and claim.study != study:
             continue
-        result = _judge(claim, datasets, resamples)
-        second = _judge_twin(claim, emulated, emulation_note, resamples)
+        result = _judge(claim, datasets, resamples, tier, (decide or {}).get(claim.id, ""))
+        second = _judge_twin(claim, emulated, emulation_note, resamples, tier)
         results.append(replace(result, emulated=second) if second is not None else result)
     return results
 

@@ -165,8 +165,15 @@ def d_loss_models(
     rare_share: float,
     dominant_share: float,
     mathis_over: float,
+    follow_models: Sequence[str] = ("mathis", "padhye"),
+    sack_only: bool = False,
 ) -> ClaimResult:
     """Mathis/Padhye follow where timeouts are rare, diverge where they dominate.
+
+    Part (a) asks ``follow_models`` to follow, on the cells inside the models' stated
+    conditions: with ``sack_only``, the cells with SACK (the thesis's condition 4 for
+    Mathis's model); the thesis's periodic losses (its condition 2) are no D3 cell's, so
+    the study reads Padhye's model there, which assumes random losses.
 
     Which part a cell tests is an outcome of its run (its share of time spent waiting
     for timeouts), not of its parameters: cells that ran with none in a part's regime
@@ -179,6 +186,8 @@ def d_loss_models(
         return ClaimResult("—", "pending", f"no {figure} cell has a measured throughput")
     low, high = 1.0 - follow_pct / 100.0, 1.0 + follow_pct / 100.0
     rare = table[(table["timeout_share"] < rare_share) & ~table["window_capped"]]
+    if sack_only:
+        rare = rare[rare["sack"].astype(bool)]
     dominant = table[table["timeout_share"] >= dominant_share]
     coverage = (
         f"{len(table)} cells: {len(rare)} with rare timeouts, {len(dominant)} where they "
@@ -195,10 +204,14 @@ def d_loss_models(
             f"{rare_share * 100:g} % of the time) and the loss, not W_m, limiting the flow"
         )
     else:
-        follow = within(rare["mathis_ratio"]) & within(rare["padhye_ratio"])
+        follow = pd.Series(True, index=rare.index)
+        for model in follow_models:
+            follow &= within(rare[f"{model}_ratio"])
         holds &= bool(follow.all())
+        asked = " and ".join(m.capitalize() for m in follow_models)
+        where = " with SACK" if sack_only else ""
         part = (
-            f"(a) rare timeouts: {int(follow.sum())}/{len(rare)} cells with both models within "
+            f"(a) rare timeouts{where}: {int(follow.sum())}/{len(rare)} cells with {asked} within "
             f"±{follow_pct:g} % (measured/Mathis {rare['mathis_ratio'].min():.2f}-"
             f"{rare['mathis_ratio'].max():.2f}, measured/Padhye "
             f"{rare['padhye_ratio'].min():.2f}-{rare['padhye_ratio'].max():.2f})"
@@ -264,8 +277,10 @@ def d_explain_loss_models(
     rare_share: float,
     dominant_share: float,
     mathis_over: float,
+    follow_models: Sequence[str] = ("mathis", "padhye"),
+    sack_only: bool = False,
 ) -> str:
-    """What the traces of the D3 cells that miss the claim show.
+    """What the traces of the D3 cells that miss the claim show (as :func:`d_loss_models`).
 
     For each cell outside part (a) or (b): the measured loss rate against the configured
     p, the retransmission timeouts (count, share of the time spent waiting T0), the
@@ -277,7 +292,11 @@ def d_explain_loss_models(
     table = table[table["measured_bps"].notna()]
     low, high = 1.0 - follow_pct / 100.0, 1.0 + follow_pct / 100.0
     rare = (table["timeout_share"] < rare_share) & ~table["window_capped"]
-    follows = table["mathis_ratio"].between(low, high) & table["padhye_ratio"].between(low, high)
+    if sack_only:
+        rare &= table["sack"].astype(bool)
+    follows = pd.Series(True, index=table.index)
+    for model in follow_models:
+        follows &= table[f"{model}_ratio"].between(low, high)
     dominant = table["timeout_share"] >= dominant_share
     closer = np.abs(np.log(table["padhye_ratio"])) < np.abs(np.log(table["mathis_ratio"]))
     diverges = (1.0 / table["mathis_ratio"] >= mathis_over) & closer
