@@ -49,7 +49,10 @@ APT_FIGURES := g++ make git $(APT_LATEX) $(APT_EMULATION) $(APT_UML)
 # in a temporary folder, and stops them.
 APT_SLURM := munge slurmctld slurmd slurm-client slurmdbd mariadb-server-core \
              mariadb-client-core
-APT_TEST := $(APT_FIGURES) $(APT_SLURM)
+# The explorer's browser test (tests/test_explore_browser.py) drives Debian's headless
+# Chromium through its driver, both given by path (nothing is downloaded).
+APT_BROWSER := chromium chromium-driver
+APT_TEST := $(APT_FIGURES) $(APT_SLURM) $(APT_BROWSER)
 
 export PATH := $(abspath $(BIN)):$(PATH)
 

@@ -256,6 +256,21 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
     return _run_and_write(run.scenario(), run.rep, Path(args.output), args.quiet, run.attrs())
 
 
+def _cmd_explore_run(args: argparse.Namespace) -> int:
+    from tcprepro.explore.cell import ExploredCell, FigureExplorer, make_runs
+    from tcprepro.scenario_io import parse_override
+
+    explorer = FigureExplorer(args.figure, args.tier, args.root, args.workdir)
+    try:
+        sweep = json.loads(args.cell)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--cell: not JSON ({exc})") from None
+    changes = tuple(parse_override(text) for text in args.set or [])
+    cell = ExploredCell(args.figure, args.tier, tuple(sweep.items()), changes)
+    make_runs(explorer, cell, args.backend, args.rep or None)
+    return 0
+
+
 def _cmd_plan(args: argparse.Namespace) -> int:
     from tcprepro.campaign import plan_report
     from tcprepro.campaign.plan import budget_report
@@ -569,6 +584,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="build again even when cached")
     p.add_argument("--jobs", type=int, help="make -j (default: the number of CPUs)")
     p.set_defaults(func=_cmd_build_uml)
+
+    p = sub.add_parser(
+        "explore-run",
+        help="make the missing runs of an explored cell (used by the JupyterLab explorer)",
+    )
+    p.add_argument("--figure", required=True)
+    p.add_argument("--tier", default="smoke", help="the tier the cell starts from")
+    p.add_argument("--cell", required=True, help='the swept values, JSON: {"up": "NewReno"}')
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="a change (after the cell's)"
+    )
+    p.add_argument("--backend", choices=("ns3", "linux"), default="ns3")
+    p.add_argument("--rep", type=int, action="append", help="only these repetitions")
+    p.add_argument("--root", help="repository folder (default: found from here)")
+    p.add_argument("--workdir", help="folder holding data/ (default: the repository)")
+    p.set_defaults(func=_cmd_explore_run)
 
     p = sub.add_parser("sweep-run", help="run one run of a figure's sweep (used by Snakemake)")
     workflow_args(p)

@@ -30,6 +30,7 @@ __all__ = [
     "apply_overrides",
     "load_scenario",
     "load_scenario_dict",
+    "merged_scenario_data",
     "parse_override",
 ]
 
@@ -224,6 +225,17 @@ def load_scenario_dict(data: Mapping[str, Any], source: str = "<scenario>") -> S
     return scenario
 
 
+def merged_scenario_data(
+    path: str | Path, overrides: Iterable[str | Override] = ()
+) -> dict[str, Any]:
+    """A scenario file's mapping with its ``base:`` chain merged and ``overrides`` applied.
+
+    What :func:`load_scenario` validates (a ``testbed:`` path made absolute), before
+    validation: the keys as written, values in their units (``2Mbps``, ``52ms``).
+    """
+    return apply_overrides(_load_raw(Path(path)), overrides)
+
+
 def load_scenario(path: str | Path, overrides: Iterable[str | Override] = ()) -> Scenario:
     """Read, merge, override and validate a scenario file.
 
@@ -244,6 +256,4 @@ def load_scenario(path: str | Path, overrides: Iterable[str | Override] = ()) ->
     ConfigError
         On any problem, naming the file and the field.
     """
-    path = Path(path)
-    data = apply_overrides(_load_raw(path), overrides)
-    return load_scenario_dict(data, str(path))
+    return load_scenario_dict(merged_scenario_data(path, overrides), str(path))

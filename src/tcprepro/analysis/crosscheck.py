@@ -45,6 +45,7 @@ __all__ = [
     "TOTAL",
     "VIEW_COLUMNS",
     "VIEW_METRICS",
+    "cell_metrics",
     "compare",
     "compare_figure",
     "compare_views",
@@ -178,6 +179,18 @@ def _cells(
     if carried is not None and len(carried):
         frame = pd.concat([frame, carried]).reset_index(drop=True)
     return _cell_by_cell(frame, dims)
+
+
+def cell_metrics(
+    ds: xr.Dataset, backend: str = "ns3", total: bool = False, transfers: bool = False
+) -> pd.DataFrame:
+    """One row per (cell, flow) of a combined dataset: what the cross-check compares.
+
+    Columns: the sweep dimensions, ``flow``, ``<backend>_util_pct`` (utilisation, % of the
+    backend's goodput capacity, mean over repetitions) and ``<backend>_rtt_ms`` (mean RTT);
+    ``total`` and ``transfers`` add the rows :func:`compare` describes.
+    """
+    return _cells(ds, backend, total, transfers)
 
 
 def _cell_by_cell(frame: pd.DataFrame, dims: list[str]) -> pd.DataFrame:

@@ -389,13 +389,21 @@ class WorkflowConfig:
             return self.backends(str(block["data"]))
         return list(block.get("backends", ["ns3"]))
 
+    def base_overrides(self, figure: str, tier: str | None = None) -> list[Override]:
+        """Overrides every run of a figure in a tier starts from, before its cell's.
+
+        The figure's ``set``, its tier's ``set`` and the tier's repetitions, in that order.
+        """
+        settings = self.tier_settings(figure, tier)
+        base: list[Override] = list(self.figure(figure).get("set", {}).items())
+        base += list(settings.get("set", {}).items())
+        base.append(("repetitions", int(settings["repetitions"])))
+        return base
+
     def _make_runs(self, figure: str, tier: str | None) -> list[Run]:
         block = self.figure(figure)
-        settings = self.tier_settings(figure, tier)
-        base: list[Override] = list(block.get("set", {}).items())
-        base += list(settings.get("set", {}).items())
-        repetitions = int(settings["repetitions"])
-        base.append(("repetitions", repetitions))
+        base = self.base_overrides(figure, tier)
+        repetitions = int(self.tier_settings(figure, tier)["repetitions"])
         values_json = json.dumps(self.sweep_values(figure, tier))
         pending = [cell for cell, _ in self.pending_cells(figure, tier)]
         whatif = self.what_if() if (tier or self.tier) == "verify" and self.whatif else None

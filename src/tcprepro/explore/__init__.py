@@ -1,11 +1,13 @@
-"""Interactive exploration: run a small version of a figure's sweep in-process.
+"""Interactive exploration in JupyterLab: live explorers, and a figure's reduced sweep.
 
-This module owns what a notebook opened in JupyterLab does when it has no
-combined dataset to read: it runs a reduced sweep of the figure (fewer
-values, shorter runs) in the notebook's own process, one simulation after
-the other (the ns-3 library is loaded once), and combines the runs exactly as
-the workflow would. Results are not cached: the workflow is the route to
-figures that last.
+- :mod:`~tcprepro.explore.cell`: the explored cell of a figure (its knobs, validation,
+  runs, cache, the scenario file that reproduces it);
+- :mod:`~tcprepro.explore.runner`: its runs in the background (progress, cancel);
+- :mod:`~tcprepro.explore.panel`: the ipywidgets explorer (:class:`Explorer`), which
+  ``notebooks/explore.ipynb`` shows.
+
+:func:`run_figure` runs a reduced sweep of a figure in the notebook's own process, for
+the figure notebooks opened without a combined dataset; its runs are not cached.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ import xarray as xr
 from tcprepro.campaign import WorkflowConfig, load_workflow_config
 from tcprepro.store import combine_runs
 
-__all__ = ["figure_block", "figure_source", "find_root", "run_figure"]
+__all__ = [
+    "Explorer",
+    "figure_block",
+    "figure_source",
+    "find_root",
+    "run_figure",
+    "workflow_config",
+]
 
 
 def find_root(start: str | Path | None = None) -> Path:
@@ -30,6 +39,20 @@ def find_root(start: str | Path | None = None) -> Path:
         if (folder / "workflow" / "config.yaml").is_file():
             return folder
     raise FileNotFoundError(f"no workflow/config.yaml in {here} or its parents")
+
+
+def workflow_config(root: Path) -> WorkflowConfig:
+    """The workflow config of the repository ``root``, its scenario paths made absolute.
+
+    Its runs load their scenarios from any working directory (a notebook's is
+    ``notebooks/``); the cache keys do not depend on how a path is written.
+    """
+    config = load_workflow_config(root / "workflow" / "config.yaml")
+    data = copy.deepcopy(dict(config.data))
+    for block in data["figures"].values():
+        if "scenario" in block:
+            block["scenario"] = str(root / block["scenario"])
+    return WorkflowConfig(data)
 
 
 def run_figure(
@@ -62,12 +85,10 @@ def run_figure(
 
     from tcprepro.ns3.backend import run_scenario
 
-    root = find_root(root)
-    base = load_workflow_config(root / "workflow" / "config.yaml")
+    base = workflow_config(find_root(root))
     figure_id = base.source(figure_id)  # a data view (e.g. D2) runs the figure it draws
     data = copy.deepcopy(dict(base.data))
     figure = data["figures"][figure_id]
-    figure["scenario"] = str(root / figure["scenario"])
     tiers = figure["tiers"] if "tiers" in figure else data["studies"][figure["study"]]["tiers"]
     block = tiers[tier]
     block["repetitions"] = repetitions
@@ -93,3 +114,12 @@ def figure_block(figure_id: str, root: str | Path | None = None) -> Mapping[str,
 def figure_source(figure_id: str, root: str | Path | None = None) -> str:
     """The figure whose runs ``figure_id`` draws: its ``data:`` view target, or itself."""
     return load_workflow_config(find_root(root) / "workflow" / "config.yaml").source(figure_id)
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`Explorer`, imported on first use (it brings ipywidgets)."""
+    if name == "Explorer":
+        from tcprepro.explore.panel import Explorer
+
+        return Explorer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,201 @@
+"""The JupyterLab explorer's library side: validation, the cache, the saved scenario.
+
+The browser test (tests/test_explore_browser.py) drives the same explorer in JupyterLab.
+"""
+
+import html
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+import yaml
+
+from conftest import ROOT
+
+BIN = Path(sys.executable).parent
+#: the smoke tier's first cell of A1 (what the workflow's smoke build runs first)
+A1_CELL = "up-NewReno_down-NewReno"
+
+
+@pytest.fixture
+def no_process(monkeypatch):
+    """Fail the test if the explorer starts making a run."""
+    from tcprepro.explore.runner import Exploration
+
+    started = []
+
+    def refuse(self, progress, reps):
+        started.append(reps)
+        raise AssertionError(f"the explorer started a run of {self.cell.describe()}")
+
+    monkeypatch.setattr(Exploration, "_run", refuse)
+    monkeypatch.setattr(Exploration, "start", lambda self: started.append(self) or self)
+    return started
+
+
+def _explorer(tmp_path, figure="A1", **kwargs):
+    from tcprepro.explore import Explorer
+
+    return Explorer(figure, "smoke", run_on_open=False, root=ROOT, workdir=tmp_path, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "said"),
+    [
+        ("topology.uplink.buffer_pkts", "-20", "greater than or equal to 2"),
+        ("down", "Reno2000", "unknown TCP variant 'Reno2000'"),
+        ("duration", "ten seconds", "cannot read 'ten seconds' as a duration"),
+        ("warmup", "40s", "must be shorter than duration"),
+    ],
+)
+def test_an_invalid_control_shows_its_fields_error_and_starts_no_run(
+    tmp_path, no_process, key, text, said
+):
+    explorer = _explorer(tmp_path)
+    explorer.set(**{key: text})
+    assert said in html.unescape(explorer.errors[key].value)
+    others = [k for k, error in explorer.errors.items() if error.value and k != key]
+    assert not others, f"errors shown under other fields: {others}"
+    assert "nothing runs" in explorer.status.value
+    assert explorer.exploration is None
+    assert not no_process
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_corrected_control_clears_its_error(tmp_path, monkeypatch):
+    from tcprepro.explore.runner import Exploration
+
+    started = []
+    monkeypatch.setattr(Exploration, "start", lambda self: started.append(self.cell) or self)
+    explorer = _explorer(tmp_path)
+    explorer.set(**{"topology.uplink.buffer_pkts": "-20"})
+    explorer.set(**{"topology.uplink.buffer_pkts": "100"})
+    assert explorer.errors["topology.uplink.buffer_pkts"].value == ""
+    [cell] = started
+    assert dict(cell.changes) == {"topology.uplink.buffer_pkts": 100}
+
+
+def test_linux_side_needs_a_tolerance_and_a_linux_variant():
+    from tcprepro.explore.cell import FigureExplorer
+
+    a1 = FigureExplorer("A1", root=ROOT)  # X1's scenario is based on A1's: its tolerance
+    assert a1.linux().tolerance == {"utilisation_pp": 10, "rtt_rel": 0.2}
+    compound = a1.cell({**a1.start_texts(), "down": "Compound"})
+    assert "no Linux implementation" in a1.linux_reason(compound)
+    a3 = FigureExplorer("A3", root=ROOT)
+    assert not a3.linux().available
+    assert "no cross-check tolerance" in a3.linux().reason
+
+
+@pytest.mark.parametrize(
+    ("figure", "key", "text"),
+    [("A1", "topology.uplink.buffer_pkts", "100"), ("C3.3", "topology.senders.0.rtt", "90ms")],
+)
+def test_saved_scenario_gives_the_explored_cells_cache_key(tmp_path, figure, key, text):
+    from tcprepro.explore.cell import FigureExplorer
+    from tcprepro.scenario_io import load_scenario
+
+    explorer = FigureExplorer(figure, root=ROOT, workdir=tmp_path)
+    if key not in explorer.start_texts():
+        pytest.fail(f"{figure} has no knob {key}: {list(explorer.start_texts())}")
+    cell = explorer.cell({**explorer.start_texts(), key: text})
+    path = explorer.save_scenario(cell, tmp_path / "saved" / "cell.yaml")
+    saved = yaml.safe_load(path.read_text())
+    assert Path(saved["base"]).name == Path(explorer.config.figure(figure)["scenario"]).name
+    run = explorer.runs(cell)[0]
+    assert load_scenario(path).cache_key(0, "ns3", {}) == run.scenario().cache_key(0, "ns3", {})
+    assert load_scenario(path).resolved() == run.scenario().resolved()
+
+
+@pytest.mark.slow
+def test_a_cell_the_workflow_ran_is_read_from_data_not_simulated_again(tmp_path, monkeypatch):
+    from tcprepro.explore.runner import Exploration
+
+    # the workflow's own run of the smoke tier's first cell, as Snakemake makes it
+    workflow_run = tmp_path / "data/runs/A1" / A1_CELL / "rep0.nc"
+    command = ["sweep-run", "--tier", "smoke", "--figure", "A1", "--cell", A1_CELL, "--rep", "0"]
+    made = subprocess.run(
+        [BIN / "tcprepro", *command, "-o", str(workflow_run), "--quiet"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    explorer = _explorer(tmp_path)
+    started = []
+    monkeypatch.setattr(Exploration, "_run", lambda self, progress, reps: started.append(reps))
+    exploration = explorer.run()
+    assert exploration.over, "a cached cell is shown at once"
+    assert not started
+    progress = exploration.progress["ns3"]
+    assert progress.cached == 1
+    assert progress.paths == {0: workflow_run}
+    shown = explorer.comparison().set_index("flow")["ns3_util_pct"]
+    with xr.open_dataset(workflow_run) as ds:
+        from tcprepro import metrics
+
+        util_pct = float(metrics.utilisation(ds).sel(flow="down")) * 100.0
+    assert shown["down"] == pytest.approx(util_pct)
+    assert f"{util_pct:.1f}" in explorer.results.value
+    # one knob turned: not the workflow's run, so the explorer starts one
+    changed = Exploration(
+        explorer.model,
+        explorer.model.cell({**explorer.texts(), "topology.uplink.buffer_pkts": "41"}),
+    )
+    changed.start()
+    changed.wait(60)
+    assert started == [[0]], "a changed cell was taken from the cache"
+
+
+@pytest.mark.slow
+def test_saved_scenario_simulated_gives_the_explorers_dataset(tmp_path):
+    explorer = _explorer(tmp_path)
+    explorer.set(down="Bbr", duration="12s", warmup="4s")
+    assert explorer.wait(300), "the explored run did not finish within 300 s"
+    progress = explorer.exploration.progress["ns3"]
+    assert progress.state == "done", progress.message
+    explored = progress.paths[0]
+    assert explored.is_relative_to(tmp_path / "data/explore")
+    saved = explorer.save(tmp_path / "bbr.yaml")
+    valid = subprocess.run(
+        [BIN / "tcprepro", "validate", str(saved)], capture_output=True, text=True
+    )
+    assert valid.returncode == 0, valid.stderr
+    again = tmp_path / "again.nc"
+    simulated = subprocess.run(
+        [BIN / "tcprepro", "simulate", str(saved), "-o", str(again), "--quiet"],
+        capture_output=True,
+        text=True,
+    )
+    assert simulated.returncode == 0, simulated.stderr
+    with xr.open_dataset(explored) as first, xr.open_dataset(again) as second:
+        assert first.attrs["cache_key"] == second.attrs["cache_key"]
+        assert first.attrs["config"] == second.attrs["config"]
+        assert set(first.data_vars) == set(second.data_vars)
+        for name in first.data_vars:
+            left, right = first[name].values, second[name].values
+            if left.dtype.kind == "f":
+                np.testing.assert_array_equal(left, right, err_msg=name)
+            else:
+                assert (left == right).all(), name
+
+
+@pytest.mark.slow
+def test_cancel_stops_the_run_and_writes_nothing(tmp_path):
+    from tcprepro.explore.cell import FigureExplorer
+    from tcprepro.explore.runner import Exploration
+
+    explorer = FigureExplorer("A1", "smoke", ROOT, tmp_path)
+    cell = explorer.cell({**explorer.start_texts(), "duration": "3000s"})
+    exploration = Exploration(explorer, cell).start()
+    while not exploration._processes and not exploration.over:
+        time.sleep(0.05)
+    process = exploration._processes["ns3"]
+    exploration.cancel()
+    assert process.poll() is not None, "the run's process still runs"
+    assert exploration.progress["ns3"].state == "cancelled"
+    assert not explorer.output_path(explorer.runs(cell)[0], "ns3").exists()
