@@ -343,3 +343,33 @@ def test_a_client_request_delays_each_download_by_a_round_trip():
     # the request waits for the handshake's last ACK (42 ms down), crosses the 2 Mb/s
     # uplink (52 ms and its serialisation) before the first data leaves: about one RTT
     assert 0.08 < extra < 0.15, extra
+
+
+def test_a_what_if_build_reruns_its_claims_cells_the_other_way(monkeypatch):
+    from dataclasses import replace
+
+    from tcprepro.campaign import WorkflowConfig
+
+    monkeypatch.chdir(ROOT)  # the config's paths are relative to the repository
+    base = WorkflowConfig(yaml.safe_load((ROOT / "workflow/config.yaml").read_text()))
+    tail = replace(base, data={**base.data, "whatif": "lqd-tail-drop"}, _runs={})
+    runs = [run for figure in tail.simulated_figures for run in tail.runs(figure, "verify")]
+    assert runs
+    assert {run.figure for run in runs} == {"B5.1", "B5.10"}
+    for run in runs:  # only the fair-queueing cells, each run with the tail drop
+        assert run.cell.endswith("_whatif-lqd-tail-drop")
+        scenario = run.scenario()
+        assert scenario.topology.bottleneck.qdisc == "pfq_lqd"
+        assert scenario.topology.bottleneck.qdisc_params["DropFront"] is False
+    # a Snakemake job names the run by its cell: found without the build's whatif
+    found = base.run(runs[0].figure, runs[0].cell, runs[0].rep, "verify")
+    assert found.cache_key() == runs[0].cache_key()
+    # fewer repetitions when the what-if says so; only the cells with the variant it names
+    slots = replace(base, data={**base.data, "whatif": "dummynet-slot-limit"}, _runs={})
+    assert {run.rep for run in slots.runs("A2", "verify")} == {0, 1, 2}
+    windows = replace(base, data={**base.data, "whatif": "windows-receiver"}, _runs={})
+    cells = {run.cell for run in windows.runs("A1", "verify")}
+    assert cells
+    assert all("Compound" in cell for cell in cells)
+    with pytest.raises(ConfigError, match="no what-if 'nope'"):
+        replace(base, data={**base.data, "whatif": "nope"}, _runs={}).what_if()

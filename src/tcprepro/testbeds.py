@@ -106,6 +106,12 @@ class WhatIf(_Strict):
         default=None,
         description="only the claims' cells where some flow runs this variant (e.g. Compound)",
     )
+    repetitions: int | None = Field(
+        default=None,
+        ge=1,
+        description="repetitions of each what-if cell, when fewer than the verify tier's "
+        "(a spread, stated with its cost)",
+    )
     when: dict[str, Any] = Field(
         default_factory=dict,
         description="only the claims' cells whose resolved scenario has these values "
@@ -324,6 +330,8 @@ def render_markdown(paths: Iterable[str | Path]) -> str:
                 claims = ", ".join(entry.claims)
                 if entry.when_variant:
                     claims += f" (cells with {entry.when_variant})"
+                if entry.repetitions:
+                    claims += f"; {entry.repetitions} repetitions"
                 lines.append(
                     f"| `{entry.id}` | {_cell(entry.question)} | {_cell(entry.paper)} | "
                     f"{_cell(entry.main)} | {_cell(entry.alternative)} "

@@ -407,6 +407,10 @@ class WorkflowConfig:
         values_json = json.dumps(self.sweep_values(figure, tier))
         pending = [cell for cell, _ in self.pending_cells(figure, tier)]
         whatif = self.what_if() if (tier or self.tier) == "verify" and self.whatif else None
+        if whatif is not None and whatif.repetitions is not None:
+            repetitions = min(repetitions, whatif.repetitions)
+            base = [item for item in base if item[0] != "repetitions"]
+            base.append(("repetitions", repetitions))
         runs = []
         for cell in self.cells(figure, tier):
             if cell in pending:
