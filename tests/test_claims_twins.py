@@ -28,7 +28,7 @@ TWIN = {"figure": "X9", "as": "A2", "reason": "X9 runs A2's cells with real Linu
 def registry():
     """A-c5 (A2, NewReno both ways: up 95 %, down 40 %) with a twin; A-c6 without one."""
     claims = {c.id: c for c in load_registry()}
-    return [replace(claims["A-c5"], emulated=TWIN), claims["A-c6"]]
+    return [replace(claims["A-c5"], emulated=TWIN), replace(claims["A-c6"], emulated={})]
 
 
 def emulated(utilisation, route="uml", **kwargs):
