@@ -14,7 +14,7 @@ from combined datasets with the definitions of :mod:`tcprepro.metrics`:
 - :func:`robustness` (C3.6): utilisation of one flow and the measured random
   loss rate;
 - :func:`loss_table` (C2): Table I's layout, reproduced next to the values the
-  seed's Table I lets us read (:data:`PAPER_TABLE_I`);
+  seed's Table I lets us read (:func:`paper_table_i`);
 - :func:`cwnd_pkts`, :func:`convergence_time_s` and :func:`reno_detection`
   (C1): the congestion-window traces of Fig. 1 and what the paper says of them.
 
@@ -32,12 +32,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from tcprepro import metrics, units
+from tcprepro import metrics, reference, units
 
 __all__ = [
     "HIGH_SPEED",
     "LABELS",
-    "PAPER_TABLE_I",
     "PROTOCOLS",
     "convergence_time_s",
     "cwnd_pkts",
@@ -45,6 +44,7 @@ __all__ = [
     "loss_table",
     "ms",
     "pair_metrics",
+    "paper_table_i",
     "path_rtt_s",
     "reno_detection",
     "reno_share",
@@ -67,13 +67,20 @@ LABELS = {
     "NewReno": "Reno",
 }
 
-#: Table I of the paper as far as the seed (a text extraction) lets it be read: the
-#: header shows "...ica CUBIC HS-TCP" and two rows "RTT 14" and "RTT 650", each with two
-#: values, read here as the CUBIC and HS-TCP columns (the other columns are not legible).
-PAPER_TABLE_I: dict[str, dict[str, float]] = {
-    "14ms": {"Cubic": 0.0000184990, "HighSpeed": 0.0000293257},
-    "650ms": {"Cubic": 0.0000296627, "HighSpeed": 0.0000041152},
-}
+def paper_table_i() -> dict[str, dict[str, float]]:
+    """Table I of the paper as far as the seed (a text extraction) lets it be read.
+
+    RTT label -> protocol -> loss probability, from the reference file's C2 rows
+    (``tcprepro.reference.stated``): the header shows "...ica CUBIC HS-TCP" and two rows
+    "RTT 14" and "RTT 650", each with two values, read as the CUBIC and HS-TCP columns
+    (the other columns are not legible).
+    """
+    table: dict[str, dict[str, float]] = {}
+    for mark in reference.stated("C2", "loss_probability"):
+        (rtt,), (protocol,) = mark.where["rtt"], mark.where["protocol"]
+        table.setdefault(rtt, {})[protocol] = mark.value
+    return table
+
 
 _PAIR = ("f1", "f2")
 _BOTTLENECK = "bottleneck"
@@ -150,11 +157,12 @@ def loss_table(ds: xr.Dataset, buffer: float = 1.0) -> pd.DataFrame:
     short, long = str(rtts[order[0]]), str(rtts[order[-1]])
     mean = table.sel(buffer=chosen).mean("rep")
     rows = []
+    paper = paper_table_i()
     for protocol in (str(p) for p in ds["protocol"].values):
         row: dict[str, object] = {"Protocol": LABELS.get(protocol, protocol)}
         for rtt in (short, long):
             label = f"RTT {ms([rtt])[0]:g} ms"
-            row[f"{label}, paper"] = PAPER_TABLE_I.get(rtt, {}).get(protocol, np.nan)
+            row[f"{label}, paper"] = paper.get(rtt, {}).get(protocol, np.nan)
             row[f"{label}, here"] = float(mean.sel(protocol=protocol, rtt=rtt))
         rows.append(row)
     frame = pd.DataFrame(rows)

@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from tcprepro import metrics
 from tcprepro.analysis import study_a as analysis_a
 from tcprepro.analysis.common import first_scenario
+from tcprepro.figures import paper_values
 from tcprepro.figures.common import (
     FONT_PT,
     MAX_HEIGHT_IN,
@@ -75,6 +76,8 @@ def utilisation_grid(
     axes = left.subplots(len(rows), len(cols), sharex=True, sharey=True, squeeze=False)
     palette = {"Up": "#4c72b0", "Down": "#dd8452"}
     drawn_cells = 0
+    figure = str(ds.attrs.get("figure", ""))
+    stated: list[paper_values.Mark] = []
     for i, up in enumerate(rows):
         for j, down in enumerate(cols):
             ax = axes[i, j]
@@ -96,6 +99,12 @@ def utilisation_grid(
                     ax=ax,
                     legend=False,
                 )
+                for x, direction in enumerate(("up", "down")):
+                    for mark in paper_values.stated_for(
+                        figure, f"utilisation_{direction}_pct", up=up, down=down
+                    ):
+                        paper_values.draw(ax, x, mark)
+                        stated.append(mark)
             ax.set_ylim(0, 110)
             ax.set_yticks([0, 40, 80])
             ax.set_xlabel("")
@@ -146,10 +155,22 @@ def utilisation_grid(
         spread_statement(n_reps, "Bars: mean over repetitions; error bars"),
         f"RTT colour scale: logarithmic, fixed at {rtt_range_ms[0]:g}–{rtt_range_ms[1]:g} ms "
         "(values beyond it take the end colours).",
+        paper_values.caption(stated),
+        _stated_rtts(figure),
     )
     if missing:
         facts.say(f"{len(missing)} cell(s) pending (model not built yet): grey boxes.")
     return record(fig, facts)
+
+
+def _stated_rtts(figure: str) -> str:
+    """The RTTs the paper states in its text for ``figure`` (it draws none), as a sentence."""
+    stated = paper_values.stated(figure, "rtt_ms")
+    if not stated:
+        return ""
+    parts = [f"{m.text} ms ({m.cell_text})" for m in stated]
+    claims = ", ".join(sorted({m.claim for m in stated}))
+    return f"The paper states the RTTs in its text only: {'; '.join(parts)} ({claims})."
 
 
 def _bytes_label(value: float, _position: object = None) -> str:

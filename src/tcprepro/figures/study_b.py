@@ -37,6 +37,7 @@ from matplotlib.figure import Figure
 
 from tcprepro import metrics
 from tcprepro.analysis import study_b as analysis_b
+from tcprepro.figures import paper_values
 from tcprepro.figures.common import (
     FONT_PT,
     MAX_HEIGHT_IN,
@@ -448,6 +449,7 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
         layout="constrained",
     )
     drawn_variants: dict[str, object] = {}
+    stated: list[paper_values.Mark] = []
     n_points = 0
     for r, rate in enumerate(shown):
         ax_phi, ax_gamma = axes[r]
@@ -466,6 +468,11 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
                 **points_style(len(series)),
             )
             drawn_variants.setdefault(_label(variant), line)
+            for mark in paper_values.stated(ds.attrs.get("figure", ""), "phi_pct"):
+                flows = mark.where.get("flows", ())
+                if mark.matches(variant=variant, buffer=buffer) and len(flows) == 1:
+                    paper_values.draw(ax_phi, float(flows[0]), mark)
+                    stated.append(mark)
             phi = bandwidth_sharing.phi_sequence(
                 dict(zip(series.index, series.values, strict=True))
             )
@@ -502,6 +509,7 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
     ).say(
         f"One row per capacity run: C = {', '.join(shown)}.",
         f"φ: mean over {n_reps} repetitions." if n_reps > 1 else "",
+        paper_values.caption(stated),
     )
     return record(fig, facts)
 
@@ -631,6 +639,7 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
     n_drawn = 0
     n_cells = 0
     n_reps = int(ds.sizes.get("rep", 1))
+    stated: list[paper_values.Mark] = []
     for ax, family in zip(axes, ("AIMD", "MIMD"), strict=True):
         rows = frame[frame["law"].str.startswith(family + ".")]
         if rows.empty:
@@ -653,6 +662,13 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
             ax.errorbar(
                 range(len(order)), summary["mean"], yerr=spread, fmt="o", color=colour, capsize=2
             )
+        if quantity == "throughput":
+            for x, law in enumerate(order):
+                for mark in paper_values.stated_for(
+                    ds.attrs.get("figure", ""), "throughput_mbps", law=law, buffer=buffer
+                ):
+                    paper_values.draw(ax, x, mark)
+                    stated.append(mark)
         ax.set_xticks(range(len(order)), labels, rotation=60)
         ax.set_xlim(-0.8, max(len(order), 4) - 0.2)
         ax.set_xlabel(r"$\alpha/\beta$")
@@ -672,7 +688,11 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
     )
     facts = Drawn(
         panels=2, panels_drawn=n_drawn, cells_drawn=n_cells, selection={"buffer": [buffer]}
-    ).say(reference, spread_statement(n_reps, f"{shape}: mean over repetitions; error bars"))
+    ).say(
+        reference,
+        spread_statement(n_reps, f"{shape}: mean over repetitions; error bars"),
+        paper_values.caption(stated),
+    )
     return record(fig, facts)
 
 

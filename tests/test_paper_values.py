@@ -1,0 +1,88 @@
+"""The papers' stated values: read from the reference file, drawn on their figures.
+
+Each mark's number is the one its claim quotes (nothing read off a plot); the figures
+draw a mark on its own cell and nowhere else, and their captions say what the marks are.
+"""
+
+import re
+
+import matplotlib
+import numpy as np
+import pytest
+
+from tcprepro import reference
+from tcprepro.analysis import study_c
+from tcprepro.claims import load_registry
+from tcprepro.figures import paper_values
+from tcprepro.figures.common import drawn
+from tcprepro.figures.study_a import utilisation_grid
+from test_claims import a_figure, grid
+
+matplotlib.use("Agg")
+
+
+def _numbers(text: str) -> set[float]:
+    return {float(n.replace(",", ".")) for n in re.findall(r"\d+(?:[.,]\d+)?", text)}
+
+
+def test_every_mark_is_a_number_its_claim_quotes():
+    claims = {c.id: c for c in load_registry()}
+    rows = reference.stated("A1") + reference.stated("A2") + reference.stated("B5.10")
+    rows += reference.stated("B5.16") + reference.stated("C2")
+    assert len(rows) == len(reference.load("paper_marks"))  # no figure left out here
+    for mark in rows:
+        assert mark.claim in claims, mark
+        assert mark.source, mark
+        stated = [v for v in (mark.value, mark.low, mark.high) if np.isfinite(v)]
+        assert stated, f"{mark.figure} {mark.quantity}: neither a value nor a range"
+        if "Table" in mark.source:  # a table's value: its digits are in the source's table
+            continue
+        quote = claims[mark.claim].quote
+        quoted = _numbers(quote if isinstance(quote, str) else " ".join(quote))
+        for v in stated:
+            # the quote may state a fraction where the figure draws a percentage
+            assert v in quoted or v / 100 in quoted, (mark, sorted(quoted))
+
+
+def test_a_mark_matches_only_its_own_cell():
+    (mark,) = reference.stated_for("A2", "utilisation_up_pct", up="NewReno", down="NewReno")
+    assert mark.value == 95 and mark.claim == "A-c5"
+    assert not reference.stated_for("A2", "utilisation_up_pct", up="Cubic", down="NewReno")
+    # a cell that does not say its value of a key the mark names is not the mark's cell
+    assert not reference.stated_for("A2", "utilisation_up_pct", up="NewReno")
+    (rtt,) = reference.stated("A2", "rtt_ms")
+    assert rtt.text == "600-800" and not rtt.matches(up="Vegas", down="NewReno")
+
+
+def _diamonds(ax):
+    return [
+        (float(line.get_xdata()[0]), float(line.get_ydata()[0]))
+        for line in ax.get_lines()
+        if line.get_marker() == "D"
+    ]
+
+
+def test_a2_draws_the_paper_values_on_the_newreno_cell_only():
+    fig = utilisation_grid(a_figure("A2", grid((90, 45)), rtt_s=0.7), title="A2")
+    panels = [ax for ax in fig.axes if ax.get_ylim() == (0.0, 110.0)]
+    assert len(panels) == 9  # 3 x 3 variants
+    marked = {i: _diamonds(ax) for i, ax in enumerate(panels) if _diamonds(ax)}
+    # rows are the upload variants, columns the download ones, in the dataset's order
+    assert marked == {0: [(0.0, 95.0), (1.0, 40.0)]}  # up NewReno, down NewReno
+    caption = " ".join(drawn(fig).statements)
+    assert "A-c5" in caption and "paper_marks.csv" in caption
+    assert "600-800 ms (up = NewReno or Cubic or Compound)" in caption
+
+
+def test_a_figure_without_stated_values_says_nothing_of_marks():
+    fig = utilisation_grid(a_figure("X1", grid((90, 45))), title="X1")
+    assert not any(_diamonds(ax) for ax in fig.axes)
+    assert "Black marks" not in " ".join(drawn(fig).statements)
+
+
+def test_table_c2_reads_its_paper_column_from_the_reference_file():
+    table = study_c.paper_table_i()
+    assert table == {
+        "14ms": {"Cubic": pytest.approx(1.8499e-05), "HighSpeed": pytest.approx(2.93257e-05)},
+        "650ms": {"Cubic": pytest.approx(2.96627e-05), "HighSpeed": pytest.approx(4.1152e-06)},
+    }
