@@ -199,3 +199,26 @@ def test_cancel_stops_the_run_and_writes_nothing(tmp_path):
     assert process.poll() is not None, "the run's process still runs"
     assert exploration.progress["ns3"].state == "cancelled"
     assert not explorer.output_path(explorer.runs(cell)[0], "ns3").exists()
+
+
+def test_the_paper_values_of_an_explored_cell_are_its_own_stated_values(tmp_path):
+    """A2's New Reno cell gets the paper's 95 % up and 40 % down (A-c5); a changed
+    experiment keeps them labelled as the figure's settings; a cell without one gets none."""
+    from tcprepro.explore.cell import FigureExplorer
+
+    model = FigureExplorer("A2", "smoke", root=ROOT, workdir=tmp_path)
+    flows = xr.Dataset(coords={"flow": ["down", "up"]})
+    start = model.start_texts()
+    own = model.cell({**start, "up": "NewReno", "down": "NewReno"})
+    paper = model.paper_values(own, flows).set_index("flow")
+    assert paper["util_pct"].to_dict() == {"up": 95.0, "down": 40.0}
+    assert set(paper["label"]) == {"paper (A-c5)"}
+    changed = model.cell(
+        {**start, "up": "NewReno", "down": "NewReno", "topology.uplink.buffer_pkts": "100"}
+    )
+    assert set(model.paper_values(changed, flows)["label"]) == {
+        "paper (A-c5), at the figure's own settings"
+    }
+    longer = model.cell({**start, "up": "NewReno", "down": "NewReno", "duration": "90s"})
+    assert set(model.paper_values(longer, flows)["label"]) == {"paper (A-c5)"}
+    assert model.paper_values(model.cell({**start, "up": "Cubic", "down": "Vegas"}), flows) is None

@@ -21,6 +21,7 @@ stop.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -465,18 +466,23 @@ class FigureExplorer:
     def paper_values(self, cell: ExploredCell, dataset: Any) -> Any:
         """The paper's own values for ``cell``, where the figure has them, else None.
 
-        Study D's bulk-transfer cells: the thesis's throughput at the cell's RTT, receive
-        and send buffers (Tables 3.1-3.3, :mod:`tcprepro.reference`), as a utilisation of
-        the flow's goodput capacity in ``dataset`` (the explored ns-3 runs): a DataFrame
-        of ``flow``, ``util_pct``, ``label``.
+        The utilisations a paper states for the cell in its text (``tcprepro.reference``'s
+        stated values: study A's A-c1 and A-c5), labelled with their claim; study D's
+        bulk-transfer cells: the thesis's throughput at the cell's RTT, receive and send
+        buffers (Tables 3.1-3.3), as a utilisation of the flow's goodput capacity in
+        ``dataset`` (the explored ns-3 runs). A DataFrame of ``flow``, ``util_pct``,
+        ``label``.
         """
         import pandas as pd
 
         from tcprepro import metrics, reference
         from tcprepro.topology import build_plan, flow_path
 
-        if dataset is None or self.config.figure(self.figure).get("study") != "D":
+        if dataset is None:
             return None
+        stated = self._stated_utilisations(cell, dataset)
+        if stated is not None or self.config.figure(self.figure).get("study") != "D":
+            return stated
         scenario = self.scenario(cell)
         plan = build_plan(scenario, 0)
         if len(plan.flows) != 1 or scenario.traffic:
@@ -501,6 +507,31 @@ class FigureExplorer:
                 "label": [f"thesis, Table {row['table']}"],
             }
         )
+
+    def _stated_utilisations(self, cell: ExploredCell, dataset: Any) -> Any:
+        """The utilisations the paper states for ``cell``'s flows, or None when it states none.
+
+        A cell whose changes alter the experiment (anything but run length and
+        repetitions) keeps the paper's value of its cell, labelled as the figure's own
+        settings: the paper said nothing of the changed experiment.
+        """
+        import pandas as pd
+
+        from tcprepro import reference
+
+        sweep = dict(cell.sweep)
+        rows = []
+        for flow in (str(f) for f in dataset["flow"].values):
+            for mark in reference.stated_for(cell.figure, f"utilisation_{flow}_pct", **sweep):
+                if math.isfinite(mark.value):
+                    rows.append({"flow": flow, "util_pct": mark.value, "claim": mark.claim})
+        if not rows:
+            return None
+        run_knobs = {path for path, _ in _RUN_KNOBS}
+        changed = any(path not in run_knobs for path, _ in cell.changes)
+        claims = ", ".join(sorted({r["claim"] for r in rows}))
+        label = f"paper ({claims})" + (", at the figure's own settings" if changed else "")
+        return pd.DataFrame(rows)[["flow", "util_pct"]].assign(label=label)
 
     # ---- the latest build ----------------------------------------------------
 
