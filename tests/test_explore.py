@@ -222,3 +222,29 @@ def test_the_paper_values_of_an_explored_cell_are_its_own_stated_values(tmp_path
     longer = model.cell({**start, "up": "NewReno", "down": "NewReno", "duration": "90s"})
     assert set(model.paper_values(longer, flows)["label"]) == {"paper (A-c5)"}
     assert model.paper_values(model.cell({**start, "up": "Cubic", "down": "Vegas"}), flows) is None
+
+
+def test_a_throughput_the_thesis_states_is_drawn_as_its_flows_utilisation(tmp_path):
+    """B5.16's AIMD(1, 2) at B = 20: the thesis's 12 Mb/s of a 47.5 Mb/s goodput capacity."""
+    from tcprepro.explore.cell import FigureExplorer
+
+    model = FigureExplorer("B5.16", "smoke", root=ROOT, workdir=tmp_path)
+    one_flow = xr.Dataset(
+        {
+            "flow_start_s": ("flow", [0.0]),
+            "flow_link": ("flow", ["bottleneck"]),
+            "link_goodput_capacity_bps": ("link", [47.5e6]),
+        },
+        coords={"flow": ["bn"], "link": ["bottleneck"]},
+    )
+    start = model.start_texts()
+    cell = model.cell({**start, "law": "AIMD.1.2", "buffer": "20"})
+    paper = model.paper_values(cell, one_flow)
+    assert paper["flow"].tolist() == ["bn"]
+    assert paper["util_pct"].tolist() == pytest.approx([12e6 / 47.5e6 * 100])
+    assert paper["label"].tolist() == ["paper (B-c8)"]
+    # the thesis states nothing at B = 100
+    assert (
+        model.paper_values(model.cell({**start, "law": "AIMD.1.2", "buffer": "100"}), one_flow)
+        is None
+    )

@@ -467,11 +467,11 @@ class FigureExplorer:
         """The paper's own values for ``cell``, where the figure has them, else None.
 
         The utilisations a paper states for the cell in its text (``tcprepro.reference``'s
-        stated values: study A's A-c1 and A-c5), labelled with their claim; study D's
-        bulk-transfer cells: the thesis's throughput at the cell's RTT, receive and send
-        buffers (Tables 3.1-3.3), as a utilisation of the flow's goodput capacity in
-        ``dataset`` (the explored ns-3 runs). A DataFrame of ``flow``, ``util_pct``,
-        ``label``.
+        stated values: study A's A-c1 and A-c5, B5.16's throughputs), labelled with their
+        claim; study D's bulk-transfer cells: the thesis's throughput at the cell's RTT,
+        receive and send buffers (Tables 3.1-3.3), as a utilisation of the flow's goodput
+        capacity in ``dataset`` (the explored ns-3 runs). A DataFrame of ``flow``,
+        ``util_pct``, ``label``.
         """
         import pandas as pd
 
@@ -511,20 +511,29 @@ class FigureExplorer:
     def _stated_utilisations(self, cell: ExploredCell, dataset: Any) -> Any:
         """The utilisations the paper states for ``cell``'s flows, or None when it states none.
 
-        A cell whose changes alter the experiment (anything but run length and
-        repetitions) keeps the paper's value of its cell, labelled as the figure's own
-        settings: the paper said nothing of the changed experiment.
+        A throughput stated for a figure of one flow is drawn as that flow's utilisation
+        of its goodput capacity in ``dataset``. A cell whose changes alter the experiment
+        (anything but run length and repetitions) keeps the paper's value of its cell,
+        labelled as the figure's own settings: the paper said nothing of the changed
+        experiment.
         """
         import pandas as pd
 
-        from tcprepro import reference
+        from tcprepro import metrics, reference
 
         sweep = dict(cell.sweep)
+        flows = [str(f) for f in dataset["flow"].values]
         rows = []
-        for flow in (str(f) for f in dataset["flow"].values):
+        for flow in flows:
             for mark in reference.stated_for(cell.figure, f"utilisation_{flow}_pct", **sweep):
                 if math.isfinite(mark.value):
                     rows.append({"flow": flow, "util_pct": mark.value, "claim": mark.claim})
+        if len(flows) == 1:  # a throughput stated for the figure's one flow (B5.16)
+            capacity_bps = float(metrics.flow_capacity_bps(dataset).max())
+            for mark in reference.stated_for(cell.figure, "throughput_mbps", **sweep):
+                if math.isfinite(mark.value):
+                    util_pct = mark.value * 1e6 / capacity_bps * 100.0
+                    rows.append({"flow": flows[0], "util_pct": util_pct, "claim": mark.claim})
         if not rows:
             return None
         run_knobs = {path for path, _ in _RUN_KNOBS}
