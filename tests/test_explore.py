@@ -248,3 +248,23 @@ def test_a_throughput_the_thesis_states_is_drawn_as_its_flows_utilisation(tmp_pa
         model.paper_values(model.cell({**start, "law": "AIMD.1.2", "buffer": "100"}), one_flow)
         is None
     )
+
+
+def test_the_explored_figure_names_the_papers_values_once():
+    """Two flows with a stated value each: two crosses drawn, one legend entry."""
+    import pandas as pd
+
+    from tcprepro.figures.explore import explored_figure
+
+    explored = pd.DataFrame(
+        {"flow": ["down", "up"], "ns3_util_pct": [42.0, 93.0], "ns3_rtt_ms": [700.0, 720.0]}
+    )
+    paper = pd.DataFrame(
+        {"flow": ["up", "down"], "util_pct": [95.0, 40.0], "label": "paper (A-c5)"}
+    )
+    fig = explored_figure(explored, None, title="A2: a cell", build_label="", paper=paper)
+    black = [c for c in fig.axes[0].collections if tuple(c.get_facecolor()[0]) == (0, 0, 0, 1)]
+    crosses = [c for c in black if len(c.get_offsets())]
+    assert sorted(float(y) for c in crosses for _, y in c.get_offsets()) == [40.0, 95.0]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels.count("paper (A-c5)") == 1

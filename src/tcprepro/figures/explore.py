@@ -132,18 +132,21 @@ def explored_figure(
                     zorder=4,
                 )
         if paper is not None and metric == "util_pct":
+            labelled: set[str] = set()  # one legend entry per label, whatever the flows
             for i, flow in enumerate(flows):
                 row = paper[paper["flow"].astype(str) == flow]
                 if not row.empty:
+                    label = str(row["label"].iloc[0])
                     ax.scatter(
-                        [i],
+                        [i] * len(row),
                         row["util_pct"],
                         s=40,
                         marker="x",
                         color="black",
-                        label=str(row["label"].iloc[0]),
+                        label=None if label in labelled else label,
                         zorder=5,
                     )
+                    labelled.add(label)
     for ax in axes:  # from zero, with room above the highest point
         ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
     handles, labels = axes[0].get_legend_handles_labels()
