@@ -228,8 +228,8 @@ QDISCS: dict[str, Qdisc] = {
             "its first packet",
             # Linux twin (tcprepro.emulation.linux.sfq_arguments): stochastic fairness
             # queueing, DRR over hashed flows with one shared limit, dropping from the
-            # longest flow's tail when full (as LQD with DropFront false); no priority to
-            # flows below their fair rate (docs/emulation.md, X6)
+            # longest flow when full, at its head with headdrop (DropFront true), else at
+            # its tail; no priority to flows below their fair rate (docs/emulation.md, X6)
             linux_qdisc="sfq",
             cpp_source="pfq-lqd-queue-disc",
         ),

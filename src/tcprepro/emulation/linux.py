@@ -12,7 +12,7 @@ One shaped direction (the egress interface of the sending side)::
       └── htb, one class: rate = ceil = <rate>, small burst
             └── pfifo limit <buffer_pkts>              (or codel / fq_codel / sfq)
 
-Why this shape (both measured on the reference machine, issue #8):
+Why this shape:
 
 - the buffer is a fifo under htb, and the delay a netem whose limit never
   binds: netem's own packet limit also counts the packets travelling its delay

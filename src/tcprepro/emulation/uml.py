@@ -26,9 +26,8 @@ entry point (:mod:`tcprepro.emulation.guest`, hence the same Mininet backend):
 Busy-polling stalls virtual time (the clock advances only 256 ns per clock read
 while a program spins), so the guest's TCP flows are sent with iperf 2, not with
 iperf3's client (:data:`GUEST_TRAFFIC_TOOL`). The samplers sleep between samples.
-The fidelity probe's UDP sender is still an iperf3 client (in the Mininet backend):
-correct in virtual time, but it spins, and costs about 30 wall seconds per guest
-second of probe.
+The fidelity probe's UDP sender is the run's traffic tool too
+(:mod:`tcprepro.emulation.probe`), so iperf 2 on this route.
 
 Each dataset records ``route = uml``, ``clock_mode``, the guest and wall seconds of
 its run and their ratio (``wall_time_ratio``: guest seconds per wall second). The
@@ -87,10 +86,9 @@ MEMORY_MIB = 2048
 #: sockets with the 32 MiB buffers of a 1 Gb/s scenario (64 MiB each once doubled) put
 #: TCP in memory pressure: measured, the flow then stalled at 4 segments in flight.
 TCP_MEM_PAGES = tuple(MEMORY_MIB * 256 * k // 4 for k in (1, 2, 3))
-# The wall-clock limit of a boot guards against a hang; it is not a speed target. Measured
-# on the 2-core machine with a load of 10-14 (other jobs): 5 s to init, 10 s of imports,
-# 40 s of Mininet set-up, 45 wall s per guest s of the UDP probe when iperf3 sent it, 12 wall s
-# per guest s of a 10 Mb/s run sampled every 0.1 s (every sample forks ss and tc).
+# The wall-clock limits guard against a hang; they are not speed targets. Each allows
+# several times what a boot, the set-up (imports, Mininet), a guest second of probe or of a
+# sampled run (every sample forks ss and tc) takes on a loaded 2-core host.
 #: wall seconds the boot (to init) and the power-off may take
 BOOT_S = 120.0
 #: wall seconds of set-up (imports, Mininet, dataset) allowed per job

@@ -15,9 +15,9 @@ The VM boots **once per batch** (:func:`run_batch`): the host writes the jobs
 same code as the native route and writes each dataset and its status there,
 and the host moves the datasets into place atomically.
 
-Measured on the 2-core reference machine (issue #8): a TCG boot takes
-about 45-60 s; under TCG the VM keeps >= 90 % of a 10 Mb/s link but only
-30-50 % at 50-100 Mb/s, which the fidelity gate flags.
+Without KVM the VM runs under TCG (emulated CPU): its boot takes about a
+minute and it cannot keep links of tens of Mb/s at their rate, which the
+fidelity gate flags.
 """
 
 from __future__ import annotations
