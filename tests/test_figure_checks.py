@@ -53,6 +53,19 @@ def test_a_legend_entry_whose_line_has_no_data_inside_the_axes_fails():
     assert "no data inside the axes" in texts[0]
 
 
+def test_a_legend_entry_whose_line_hides_under_the_spine_fails():
+    """B5.1's dotted "background" loss rate: zeros on an axis starting at zero."""
+    fig, ax = plt.subplots()
+    t = np.arange(7.0)
+    ax.plot(t, [0, 0, 0.02, 0.13, 0.01, 0, 0], color="tab:red", label="bottlenecked")
+    ax.plot(t, np.zeros_like(t), color="tab:blue", ls=":", label="background")
+    ax.set_ylim(0, 0.15)
+    ax.legend()
+    checks, texts = _checks(fig)
+    assert checks == ["legend"]
+    assert "'background'" in texts[0]
+
+
 def test_a_legend_entry_outside_the_axes_range_fails():
     fig, ax = plt.subplots()
     _time_series(ax)

@@ -7,7 +7,8 @@ figure with one of these defects is never written:
 ``legend``
     A legend entry that names nothing drawn: no artist of the figure with data
     inside its axes carries the entry's label or the entry's style (colour, line
-    style and marker of a line; face colour of a patch or a collection). A grey or
+    style and marker of a line; face colour of a patch or a collection). A line lying
+    on an edge of its panel (zeros on an axis from zero) is hidden by the spine. A grey or
     black key stands for a style drawn in any colour (e.g. "buffer" dashed).
 ``colour bar``
     A colour mapping without a colour bar: an artist whose colours encode values
@@ -29,7 +30,8 @@ figure with one of these defects is never written:
     boxes overlap: crammed ticks, stacked labels colliding.
 ``ticks``
     A numeric axis of a panel with data that labels fewer than two ticks (a log
-    axis with one tick gives no scale).
+    axis with one tick gives no scale); an axis whose ticks the figure places
+    itself (categories, the one value of a sweep) names values rather than a scale.
 
 The checks read the objects after a layout pass
 (:meth:`~matplotlib.figure.Figure.draw_without_rendering`), in display coordinates,
@@ -55,6 +57,7 @@ from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.text import Text
+from matplotlib.ticker import FixedLocator
 from matplotlib.transforms import Bbox
 
 __all__ = [
@@ -204,10 +207,27 @@ def _inside(points: np.ndarray, box: Bbox, slack: float = _SLACK_PX) -> np.ndarr
 
 
 def _has_data_inside(artist: Artist, ax: Axes) -> bool:
+    """Whether the artist draws data a reader can see inside the panel.
+
+    A line every point of which lies on one edge of the panel (a series of zeros on an
+    axis starting at zero) hides under the spine: it is not seen.
+    """
     points = _display_points(artist)
     if isinstance(artist, AxesImage):
         return points.size > 0
-    return bool(_inside(points, ax.bbox).any()) if points.size else False
+    if not points.size:
+        return False
+    points = points[_inside(points, ax.bbox)]
+    if not points.size:
+        return False
+    if isinstance(artist, Line2D) and _no(str(artist.get_marker())):
+        box, edge = ax.bbox, 1.5
+        for d, low, high in ((0, box.x0, box.x1), (1, box.y0, box.y1)):
+            if (np.abs(points[:, d] - low) <= edge).all() or (
+                np.abs(points[:, d] - high) <= edge
+            ).all():
+                return False
+    return True
 
 
 # ---------------------------------------------------------------- legend
@@ -486,8 +506,8 @@ def _tick_defects(ax: Axes, renderer: object) -> list[Defect]:
     for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
         if not axis.get_visible() or axis.get_scale() not in ("linear", "log", "symlog"):
             continue
-        if _categorical(axis):
-            continue
+        if _categorical(axis) or isinstance(axis.get_major_locator(), FixedLocator):
+            continue  # labels naming the values drawn (categories, a swept value)
         ticks = [*axis.get_major_ticks(), *axis.get_minor_ticks()]
         if not any(t.label1.get_visible() for t in ticks):
             continue  # tick labels hidden (a shared axis): the neighbour labels it

@@ -119,15 +119,10 @@ def utilisation_grid(
             fmt=".0f",
             cmap="Blues",
             norm=norm,
-            cbar=True,
-            cbar_kws={"label": "ms", "shrink": 0.9},
+            cbar=False,  # one colour bar for both maps, below
             ax=ax,
             mask=values.isna(),
         )
-        ticks = _ticks_125(*rtt_range_ms)
-        colour_bar = ax.collections[0].colorbar
-        colour_bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
-        colour_bar.minorticks_off()
         ax.set_title(f"mean RTT of the {flow}load flow")
         ax.set_xlabel(col_label)
         ax.set_ylabel(row_label)
@@ -137,6 +132,13 @@ def utilisation_grid(
             for x, down in enumerate(values.columns):
                 if not np.isfinite(values.loc[up, down]):
                     ax.text(x + 0.5, y + 0.5, "—", ha="center", va="center")
+    # both maps share the norm: one colour bar as tall as both, its ticks readable
+    colour_bar = right.colorbar(
+        rtt_axes[0].collections[0], ax=list(rtt_axes), label="mean RTT (ms)", shrink=0.9
+    )
+    ticks = _ticks_125(*rtt_range_ms)
+    colour_bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+    colour_bar.minorticks_off()
     missing = json.loads(ds.attrs.get("missing_cells", "[]"))
     facts = Drawn(
         panels=len(rows) * len(cols),
