@@ -345,9 +345,7 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         row = axes[rows.index("transfers")]
         mappables = [c for ax in row for c in ax.collections if c.get_array() is not None]
         if mappables:
-            fig.colorbar(
-                mappables[0], ax=row.tolist(), label="loss rate\n(grey: none)", aspect=12
-            )
+            fig.colorbar(mappables[0], ax=row.tolist(), label="loss rate\n(grey: none)", aspect=12)
     _flow_legend(fig, axes)
     load = _load_text(ds.sel(case=shown))
     fig.suptitle(f"{figure_id}: background of TCP transfers at $\\rho_b$ = {load}")

@@ -399,8 +399,7 @@ def loss_models_figure(table: pd.DataFrame, repetitions: int = 1) -> Figure:
         "Columns: " + "; ".join(f"SACK {'on' if s else 'off'}, b = {b}" for s, b in combos) + ".",
         spread_statement(repetitions, "Measured points: mean over repetitions; error bars"),
         "Top: Mathis dashed, Padhye solid.",
-        "Middle: measured over model, open markers Mathis, filled Padhye; the grey band is "
-        "±30 %.",
+        "Middle: measured over model, open markers Mathis, filled Padhye; the grey band is ±30 %.",
         "Bottom: share of the time spent waiting for retransmission timeouts (a lower bound).",
     )
     return record(fig, facts)
