@@ -62,6 +62,7 @@ from matplotlib.transforms import Bbox
 
 __all__ = [
     "CATALOGUE_ID",
+    "CHECKS",
     "DATA_SHARE",
     "Defect",
     "FigureDefectError",
@@ -72,6 +73,16 @@ __all__ = [
 #: a catalogue id (../figure-catalogue.md): a study letter and a number, with an optional
 #: dotted sub-number (A1, B5.10, C3.5, D4, X1)
 CATALOGUE_ID = re.compile(r"(?<![A-Za-z0-9.])([A-DX]\d+(?:\.\d+)?)(?![0-9])")
+#: the checks :func:`check_figure` runs, by name (a saved figure's record lists them)
+CHECKS = (
+    "legend",
+    "colour bar",
+    "title",
+    "text over data",
+    "axis range",
+    "overlapping text",
+    "ticks",
+)
 #: the least share of an axis's range the data must span
 DATA_SHARE = 0.1
 #: overlap below this many display pixels (at the figure's dpi) is a touch, not a defect
