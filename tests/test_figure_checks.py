@@ -85,6 +85,18 @@ def test_a_style_key_in_grey_names_dashed_lines_of_any_colour():
     assert _checks(fig)[0] == []
 
 
+@pytest.mark.parametrize("losses", [True, False])
+def test_a_loss_tick_key_needs_loss_ticks(losses):
+    """The trace figures' "loss / drop" key: ticks (vlines at the top) or no entry."""
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    if losses:
+        ax.vlines([2.0, 5.0], 0.9, 0.98, transform=ax.get_xaxis_transform(), colors=["C0"])
+    key = Line2D([], [], color="0.3", marker="|", ls="none")
+    fig.legend([key], ["loss / drop"])
+    assert _checks(fig, "B-c5")[0] == ([] if losses else ["legend"])
+
+
 def test_a_colour_mapping_without_colour_bar_fails():
     """B5.1's per-flow loss picture: the colour is the loss rate, and no bar gives its scale."""
     fig, ax = plt.subplots()

@@ -155,12 +155,21 @@ def _data_artists(ax: Axes) -> Iterator[Artist]:
 
 
 def _is_marker_collection(artist: Collection) -> bool:
-    """A scatter-like collection: marker paths placed at offsets in another transform."""
-    return (
-        artist.axes is not None
-        and np.asarray(artist.get_offsets()).size > 0
-        and not artist.get_transform().contains_branch(artist.axes.transData)
-    )
+    """A scatter-like collection: marker paths placed at offsets, the paths not in data units.
+
+    (Lines and polygons, such as ``vlines`` or ``fill_between``, carry their data in their
+    paths and no offsets.)
+    """
+    if artist.axes is None or isinstance(artist, LineCollection):
+        return False
+    offsets = np.asarray(artist.get_offsets(), dtype=float)
+    if offsets.size == 0 or not np.any(offsets):
+        return False
+    try:
+        in_data = artist.get_transform().contains_branch_seperately(artist.axes.transData)
+    except ValueError:
+        in_data = (artist.get_transform().contains_branch(artist.axes.transData),) * 2
+    return not any(in_data)
 
 
 def _in_data(artist: Artist, ax: Axes) -> tuple[bool, bool]:
