@@ -269,6 +269,19 @@ def test_save_figure_refuses_a_defective_figure_and_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_checks_run_on_a_figure_without_a_renderer_of_its_own():
+    """A notebook's figure (papermill's kernel): its canvas is the base class."""
+    from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    FigureCanvasBase(fig)
+    ax = fig.subplots()
+    _time_series(ax)
+    ax.set_title("throughput")
+    assert [d.check for d in defects(fig, "B5.20")] == ["title"]
+
+
 def test_check_figure_names_every_defect():
     fig, ax = plt.subplots()
     ax.plot(np.linspace(0, 1, 20), np.linspace(0, 0.01, 20), label="loss")

@@ -120,7 +120,7 @@ def check_figure(fig: Figure, name: str) -> None:
 def defects(fig: Figure, name: str) -> list[Defect]:
     """Every defect of ``fig`` (see the module doc); ``name``: its file's stem."""
     fig.draw_without_rendering()
-    renderer = fig.canvas.get_renderer()
+    renderer = fig._get_renderer()  # any canvas: a notebook's has no get_renderer
     panels = [ax for ax in fig.axes if ax.get_visible() and not _is_colourbar(ax)]
     found: list[Defect] = []
     found += _legend_defects(fig, panels)
