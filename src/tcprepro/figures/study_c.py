@@ -76,6 +76,15 @@ def _rtt_axis(ax: Axes, rtt_ms: np.ndarray, label: str = "RTT (ms)") -> None:
     ax.set_xlabel(label)
 
 
+def _with_capacity(title: str, ds: xr.Dataset) -> str:
+    """``title`` with the bottleneck capacity the runs had (a tier may scale it down)."""
+    rate = ds["link_rate_bps"].sel(link="bottleneck").values
+    rates = sorted({float(r) / 1e6 for r in np.ravel(rate) if np.isfinite(r)})
+    if not title or not rates:
+        return title
+    return f"{title}, C = {' or '.join(f'{r:g}' for r in rates)} Mb/s"
+
+
 def _facts(ds: xr.Dataset, panels: int, *sentences: str) -> Drawn:
     """The record of a metric figure: panels, cells with data, error bars."""
     n_reps = int(ds.sizes.get("rep", 1))
@@ -108,7 +117,7 @@ def _per_buffer(ds: xr.Dataset, variable: str, ylabel: str, title: str, scale: f
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(ylabel)
     _protocol_legend(fig, axes[0, 0])
-    fig.suptitle(title)
+    fig.suptitle(_with_capacity(title, ds))
     return record(fig, _facts(ds, len(buffers)))
 
 
@@ -170,7 +179,7 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
         [*queue_ax.get_legend_handles_labels()[1], *(f"{float(b):g} BDP" for b in buffers)],
         loc="outside right center",
     )
-    fig.suptitle(title)
+    fig.suptitle(_with_capacity(title, ds))
     styles_text = ", ".join(
         f"{float(b):g} BDP {name}"
         for b, name in zip(buffers, ["solid", "dashed", "dotted", "dash-dot"], strict=False)
@@ -206,7 +215,7 @@ def _single_panel(
         ax.axhline(reference, color="0.5", linestyle="--", linewidth=1)
     ax.grid(alpha=0.3)
     _protocol_legend(fig, ax)
-    ax.set_title(title)
+    ax.set_title(_with_capacity(title, ds))
     return record(fig, _facts(ds, 1))
 
 
@@ -325,7 +334,7 @@ def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str = "") -> Figure:
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("Time (s)")
     if title:
-        fig.suptitle(title)
+        fig.suptitle(_with_capacity(title, ds))
     n_reps = int(ds.sizes.get("rep", 1))
     which = "first" if rep == 0 else f"number {rep + 1}"
     facts = Drawn(panels=len(seconds), panels_drawn=len(seconds), cells_drawn=len(seconds)).say(
