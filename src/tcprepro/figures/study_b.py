@@ -42,6 +42,7 @@ from tcprepro.figures.common import (
     MAX_HEIGHT_IN,
     TEXT_WIDTH_IN,
     Drawn,
+    drawn,
     empty_panel,
     points_style,
     record,
@@ -76,6 +77,15 @@ TIME_SERIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("cwnd", "throughput"),
     ),
     "B5.9": (("HSTCP.FIFO.20", "4HSTCP.FIFO.20", "4HSTCP.FQ.20"), ("cwnd", "throughput")),
+}
+
+#: the cases a time-series figure compares against the ones another figure already draws:
+#: without one of them run, the figure would repeat that figure's panels (B5.8 without
+#: four Reno flows is B5.4), so it is not drawn in the tier
+COMPARED: dict[str, tuple[str, ...]] = {
+    "B5.5": ("HSTCP.FIFO.100", "HSTCP.FQ.100"),
+    "B5.8": ("4Reno.FIFO.20", "4Reno.FIFO.625"),
+    "B5.9": ("4HSTCP.FIFO.20", "4HSTCP.FQ.20"),
 }
 
 _QDISC_LABELS = {"FIFO": "FIFO", "FQ": "PFQ/LQD"}
@@ -309,14 +319,18 @@ def _flow_legend(fig: Figure, axes: np.ndarray) -> None:
 def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
     """Figures B5.1, B5.2, B5.4-B5.9: one column per case, one row per quantity (first rep).
 
-    Cases this tier did not run are left out (and named in the figure's record).
+    Cases this tier did not run are left out (and named in the figure's record); a figure
+    none of whose compared cases ran (:data:`COMPARED`) is not drawn.
     """
     cases, rows = TIME_SERIES[figure_id]
     runs = {case: _first_run(ds, case=case) for case in cases}
     shown = [case for case in cases if runs[case] is not None]
     not_run = [describe_case(case) for case in cases if runs[case] is None]
-    if not shown:
-        return _nothing_run(figure_id, len(rows) * len(cases))
+    compared = COMPARED.get(figure_id, ())
+    if not shown or (compared and not any(runs[case] is not None for case in compared)):
+        nothing = _nothing_run(figure_id, len(rows) * len(cases))
+        drawn(nothing).not_run = not_run  # type: ignore[union-attr]
+        return nothing
     fig, axes = plt.subplots(
         len(rows),
         len(shown),
