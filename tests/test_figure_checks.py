@@ -66,6 +66,19 @@ def test_a_legend_entry_whose_line_hides_under_the_spine_fails():
     assert "'background'" in texts[0]
 
 
+def test_a_labelled_line_under_the_spine_fails_though_another_line_has_its_style():
+    """A trace figure's "queue" (empty: zeros) in the colour of the flow's cwnd line."""
+    fig, (left, right) = plt.subplots(1, 2)
+    _time_series(left, label="f0 (NewReno)")
+    right.plot([0, 5, 10], [0, 0, 0], color="C0", label="queue: bottleneck")
+    right.set_ylim(0, 100)
+    (h1, l1), (h2, l2) = (ax.get_legend_handles_labels() for ax in (left, right))
+    fig.legend([*h1, *h2], [*l1, *l2])
+    checks, texts = _checks(fig, "D-c3")
+    assert checks == ["legend"]
+    assert "'queue: bottleneck'" in texts[0]
+
+
 def test_a_legend_entry_outside_the_axes_range_fails():
     fig, ax = plt.subplots()
     _time_series(ax)

@@ -334,7 +334,12 @@ def _legend_defects(fig: Figure, panels: list[Axes]) -> list[Defect]:
             named = [a for a, _ in drawn if a.get_label() == label]
             if any(a for a, ax in with_data if a.get_label() == label):
                 continue
-            if handle is not None and any(_matches_key(handle, a) for a, _ in with_data):
+            # a key's style stands for drawn artists only when no artist carries its label
+            if (
+                not named
+                and handle is not None
+                and any(_matches_key(handle, a) for a, _ in with_data)
+            ):
                 continue
             why = (
                 "its artist has no data inside the axes"

@@ -159,7 +159,7 @@ def run_trace(
         if "random_lost_pkts" in run:
             lost = lost + run["random_lost_pkts"].sel(flow=name).fillna(0.0)
         ticked |= _ticks(ax_cwnd, time[lost.values > 0], k, colours[name])
-    ax_cwnd.set_ylim(0.0, max(peak, 1.0) / (1 - _TICK_BAND))
+    ax_cwnd.set_ylim(-0.03 * max(peak, 1.0), max(peak, 1.0) / (1 - _TICK_BAND))
     ax_cwnd.set_ylabel("cwnd (segments)" if np.isfinite(mss) else "cwnd (kB)")
     if not with_window:
         ax_cwnd.text(0.5, 0.5, "no flow traces a window", ha="center", transform=ax_cwnd.transAxes)
@@ -170,13 +170,20 @@ def run_trace(
         users = [f for f, crosses in crossed.items() if crosses == link]
         colour = colours[users[0]] if len(users) == 1 and users[0] in colours else "0.25"
         queue_colours[link] = colour
-        ax_queue.plot(time, run["queue_pkts"].sel(link=link).values, color=colour, lw=0.8)
+        ax_queue.plot(
+            time,
+            run["queue_pkts"].sel(link=link).values,
+            color=colour,
+            lw=0.8,
+            label=f"queue: {link}",
+        )
         buffer = float(run["link_buffer_pkts"].sel(link=link))
         ax_queue.axhline(buffer, color=colour, ls="--", lw=0.7)
         top = max(top, buffer, float(run["queue_pkts"].sel(link=link).max()))
         drops = run["drops_pkts"].sel(link=link).fillna(0.0).values
         ticked |= _ticks(ax_queue, time[drops > 0], k, colour)
-    ax_queue.set_ylim(0.0, top / (1 - _TICK_BAND))
+    # a little below zero: an empty queue is a line above the axis, not under it
+    ax_queue.set_ylim(-0.03 * top, top / (1 - _TICK_BAND))
     ax_queue.set_ylabel("queue (packets)")
 
     handles, labels = ax_cwnd.get_legend_handles_labels()
