@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from tcprepro.figures.common import (
     MAX_HEIGHT_IN,
@@ -481,6 +482,10 @@ def volume_figure(
     )
     right.axhspan(0.9, 1.1, color="0.9", zorder=0)
     left.set_yscale("log")
+    # 1-2-5 ticks labelled as plain numbers: a range under a decade still shows a scale
+    left.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    left.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    left.yaxis.set_minor_formatter(NullFormatter())
     left.set_ylabel("throughput (Mb/s)")
     right.set_ylabel("throughput / that of the largest volume")
     for ax in (left, right):
