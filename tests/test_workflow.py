@@ -204,6 +204,21 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
         assert f"{{figures/why/A/{claim}.pdf}}" in tex
 
 
+def test_every_figure_of_the_smoke_run_passed_the_figure_checks(smoke_run):
+    """Issue 34: save_figure checks each figure before writing it, and its record lists the
+    checks; a figure with a defect fails its job, so the run's figures are all clean."""
+    from tcprepro.figures.checks import CHECKS
+
+    workdir, result = smoke_run
+    assert "FigureDefectError" not in result.stdout + result.stderr
+    figures = sorted((workdir / "paper/figures").rglob("*.pdf"))
+    assert len(figures) >= 20  # the catalogue's figures and the claims' trace figures
+    assert any(p.parent.name in "ABCD" for p in figures)  # why/<study>/<claim>.pdf
+    for pdf in figures:
+        record = json.loads(pdf.with_suffix(".json").read_text())
+        assert record["checked"] == list(CHECKS), pdf
+
+
 @pytest.mark.needs_latex
 def test_smoke_run_draws_study_d_with_its_tables_and_claims(smoke_run):
     workdir, _ = smoke_run

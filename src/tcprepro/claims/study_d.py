@@ -260,13 +260,19 @@ def d_loss_models(
             for _, r in dominant[~diverge].iterrows()
         ]
         parts.append(part + ("; not so: " + "; ".join(not_diverging) if not_diverging else ""))
+        if not_diverging:  # the trace under the why: the first cell where part (b) fails
+            failing = dominant[~diverge].iloc[0]
+            dims = {d: failing[d] for d in data[figure].dims if d in table.columns}
+            trace = first_present_run(
+                [{"figure": figure, **dims}], data, "the first cell where part (b) fails"
+            )
     value = ". ".join(parts) if parts else "—"
     if missing and holds:  # a part that fails decides; a part with no cell cannot
         why = "inconclusive: " + "; ".join(missing)
         return ClaimResult(value, "inconclusive", coverage, explanation=why, trace=trace)
     if missing:
         coverage += "; " + "; ".join(missing)
-    return ClaimResult(value, _verdict(holds), coverage)
+    return ClaimResult(value, _verdict(holds), coverage, trace=trace)
 
 
 @explainer

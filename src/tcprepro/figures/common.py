@@ -18,6 +18,14 @@ on the data, such as error bars, series, rows or marks). :func:`save_figure` wri
 that record next to the PDF (``<figure>.json``); the report builds the figure's
 caption ending and the at-a-glance status from it (:mod:`tcprepro.paper`), so a
 caption never promises something the tier did not draw.
+
+Checked before saving
+---------------------
+:func:`save_figure` runs :func:`tcprepro.figures.checks.check_figure` on the figure
+first: a legend entry naming nothing drawn, a colour scale without its bar, a title
+without the catalogue id, text over data, an axis leaving the data a sliver of its
+range, colliding texts or an axis with one tick label stop the build, naming the
+figure and the defect, and nothing is written.
 """
 
 from __future__ import annotations
@@ -151,13 +159,27 @@ def save_figure(fig: Figure, path: str | Path) -> Path:
 
     What the figure drew (:func:`record`) is written next to it as ``<stem>.json``,
     and a figure without a record gets one that says so
-    (``"recorded": false``).
+    (``"recorded": false``); the record lists the checks the figure passed
+    (``"checked"``).
+
+    Raises
+    ------
+    tcprepro.figures.checks.FigureDefectError
+        When the figure has a defect (:mod:`tcprepro.figures.checks`; the figure's id
+        is the file's stem); nothing is written and the figure is closed.
     """
+    from tcprepro.figures.checks import CHECKS, check_figure
+
     path = Path(path)
+    try:
+        check_figure(fig, path.stem)
+    except Exception:
+        plt.close(fig)
+        raise
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     facts = drawn(fig)
-    record_ = {"recorded": facts is not None, **asdict(facts or Drawn())}
+    record_ = {"recorded": facts is not None, **asdict(facts or Drawn()), "checked": list(CHECKS)}
     try:
         fig.savefig(
             tmp, bbox_inches="tight", pad_inches=0.02, format=path.suffix.lstrip(".") or "pdf"

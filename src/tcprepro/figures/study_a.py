@@ -128,15 +128,10 @@ def utilisation_grid(
             fmt=".0f",
             cmap="Blues",
             norm=norm,
-            cbar=True,
-            cbar_kws={"label": "ms", "shrink": 0.9},
+            cbar=False,  # one colour bar for both maps, below
             ax=ax,
             mask=values.isna(),
         )
-        ticks = _ticks_125(*rtt_range_ms)
-        colour_bar = ax.collections[0].colorbar
-        colour_bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
-        colour_bar.minorticks_off()
         ax.set_title(f"mean RTT of the {flow}load flow")
         ax.set_xlabel(col_label)
         ax.set_ylabel(row_label)
@@ -146,6 +141,13 @@ def utilisation_grid(
             for x, down in enumerate(values.columns):
                 if not np.isfinite(values.loc[up, down]):
                     ax.text(x + 0.5, y + 0.5, "—", ha="center", va="center")
+    # both maps share the norm: one colour bar as tall as both, its ticks readable
+    colour_bar = right.colorbar(
+        rtt_axes[0].collections[0], ax=list(rtt_axes), label="mean RTT (ms)", shrink=0.9
+    )
+    ticks = _ticks_125(*rtt_range_ms)
+    colour_bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
+    colour_bar.minorticks_off()
     missing = json.loads(ds.attrs.get("missing_cells", "[]"))
     facts = Drawn(
         panels=len(rows) * len(cols),
@@ -205,6 +207,12 @@ def response_time_curves(
     summary = metrics.conditional_response(table, by=by, edges=edges)
     palette = dict(zip(downs, sns.color_palette("colorblind", len(downs)), strict=True))
     shown = summary[summary["n"] >= min_transfers]
+    # x: the size bins drawn and one on each side (a short run fills few of the law's bins)
+    x_range = (edges[0], edges[-1])
+    if not shown.empty:
+        low = np.searchsorted(edges, float(shown["size_center_bytes"].min())) - 2
+        high = np.searchsorted(edges, float(shown["size_center_bytes"].max())) + 1
+        x_range = (edges[max(low, 0)], edges[min(high, len(edges) - 1)])
     if not shown.empty:  # common y range: every drawn mean and band, with a margin
         floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
         y_low = float(np.nanmin(floor)) / 1.5
@@ -215,6 +223,7 @@ def response_time_curves(
     top, bottom = fig.subfigures(2, 1, height_ratios=[top_height, _STRIP_HEIGHT_IN])
     axes = top.subplots(len(loads), len(ups), sharex=True, sharey=True, squeeze=False)
     n_drawn = 0
+    measured = analysis_a.measured_offered_load(ds, "web") if len(table) else pd.DataFrame()
     for i, load in enumerate(loads):
         for j, up in enumerate(ups):
             ax = axes[i, j]
@@ -278,12 +287,19 @@ def response_time_curves(
                 empty_panel(ax, empty)
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.set_xlim(edges[0], edges[-1])
+            ax.set_xlim(*x_range)
             if not shown.empty:
                 ax.set_ylim(y_low, y_high)
             ax.set_ylabel("mean response time (s)" if j == 0 else "")
-            # two lines: four panels side by side leave no room for one
-            load_text = f"\nload {load:.0%}" if load is not None else ""
+            # two lines: four panels side by side leave no room for one; the load the
+            # transfers measured beside the target, which a short run can miss widely
+            load_text = ""
+            if load is not None:
+                load_text = f"\nload {_pct(load)}"
+                if not measured.empty:
+                    at = measured[(measured["up"] == up) & np.isclose(measured["load"], load)]
+                    if len(at):
+                        load_text += f", measured {_pct(float(at['offered_load'].median()))}"
             ax.set_title(f"upload {up}{load_text}")
     for ax in axes.flat:
         ax.tick_params(axis="x", labelrotation=45)

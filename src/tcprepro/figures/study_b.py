@@ -43,6 +43,7 @@ from tcprepro.figures.common import (
     MAX_HEIGHT_IN,
     TEXT_WIDTH_IN,
     Drawn,
+    drawn,
     empty_panel,
     points_style,
     record,
@@ -79,6 +80,15 @@ TIME_SERIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "B5.9": (("HSTCP.FIFO.20", "4HSTCP.FIFO.20", "4HSTCP.FQ.20"), ("cwnd", "throughput")),
 }
 
+#: the cases a time-series figure compares against the ones another figure already draws:
+#: without one of them run, the figure would repeat that figure's panels (B5.8 without
+#: four Reno flows is B5.4), so it is not drawn in the tier
+COMPARED: dict[str, tuple[str, ...]] = {
+    "B5.5": ("HSTCP.FIFO.100", "HSTCP.FQ.100"),
+    "B5.8": ("4Reno.FIFO.20", "4Reno.FIFO.625"),
+    "B5.9": ("4HSTCP.FIFO.20", "4HSTCP.FQ.20"),
+}
+
 _QDISC_LABELS = {"FIFO": "FIFO", "FQ": "PFQ/LQD"}
 _VARIANT_LABELS = {
     "NewReno": "Reno",
@@ -111,6 +121,20 @@ def describe_case(case: str) -> str:
 
 def _label(variant: str) -> str:
     return _VARIANT_LABELS.get(variant, variant)
+
+
+def _rate_text(rate: str) -> str:
+    """A capacity label of the sweep as printed: ``50Mbps`` -> ``50 Mb/s``."""
+    return re.sub(r"^([\d.]+)\s*([kMG])bps$", r"\1 \2b/s", rate)
+
+
+def _load_text(ds: xr.Dataset) -> str:
+    """The background load ρ_b the runs of ``ds`` were configured with, e.g. ``50 %``."""
+    loads = np.asarray(analysis_b.background_load(ds), dtype=float).ravel()
+    ran = np.asarray(ds["link_goodput_capacity_bps"].notnull().any("link"), dtype=bool)
+    loads = loads[ran.ravel()] if ran.size == loads.size else loads
+    values = sorted({round(float(v) * 100, 1) for v in loads if np.isfinite(v)})
+    return " or ".join(f"{v:g} %" for v in values) if values else "not recorded"
 
 
 def _has_run(ds: xr.Dataset) -> bool:
@@ -154,7 +178,10 @@ def _flow_colours(flows: Sequence[str], run: xr.Dataset) -> dict[str, tuple[floa
 
 
 def _flow_legend_label(run: xr.Dataset, flow: str) -> str:
-    return f"{_label(str(run['flow_variant'].sel(flow=flow).values))} ({flow})"
+    """``Reno`` for a run's only bottlenecked flow, ``Reno, flow 2`` among several."""
+    flows = _bulk_flows(run)
+    variant = _label(str(run["flow_variant"].sel(flow=flow).values))
+    return variant if len(flows) == 1 else f"{variant}, flow {flows.index(flow) + 1}"
 
 
 def _row_cwnd(ax: Axes, run: xr.Dataset) -> None:
@@ -186,10 +213,16 @@ def _row_loss(ax: Axes, run: xr.Dataset) -> None:
     ax.plot(
         rates["time"], rates["background"], color="tab:blue", ls=":", lw=1.2, label="background"
     )
-    ax.set_ylim(0, 1.3)
+    peak = float(np.nanmax([rates["bottlenecked"].max(), rates["background"].max(), 0.0]))
+    top = peak * 1.15 if peak > 0 else 0.01  # no loss: a small scale, the zeros visible
+    ax.set_ylim(-0.06 * top, top)
 
 
-_LOSS_CMAP = LinearSegmentedColormap.from_list("loss", ["#ff3030", "#000000"])
+_LOSS_CMAP = LinearSegmentedColormap.from_list("loss", ["#ff3030", "#000000"]).with_extremes(
+    bad=(0.75, 0.75, 0.75, 1.0)
+)
+#: the transfers' loss-rate colour scale (B5.1, B5.2): 0.1 % to 100 %
+_LOSS_NORM = LogNorm(1e-3, 1.0)
 
 
 def _row_transfers(ax: Axes, run: xr.Dataset) -> None:
@@ -208,25 +241,21 @@ def _row_transfers(ax: Axes, run: xr.Dataset) -> None:
         Rectangle((s, y), e - s, h)
         for s, e, y, h in zip(frame["start_s"], frame["end_s"], bottoms, heights, strict=True)
     ]
-    norm = LogNorm(1e-3, 1.0)
     lossy = frame["loss_rate"].fillna(0).to_numpy() > 0
-    colours = np.where(
-        lossy[:, None],
-        _LOSS_CMAP(norm(frame["loss_rate"].fillna(1e-3).clip(1e-3, 1.0).to_numpy())),
-        np.array([[0.75, 0.75, 0.75, 1.0]]),
+    # a transfer without loss has no place on the log scale: grey (the colour bar says so)
+    rates = np.where(lossy, frame["loss_rate"].fillna(0).clip(_LOSS_NORM.vmin, 1.0), np.nan)
+    collection = PatchCollection(
+        patches, cmap=_LOSS_CMAP, norm=_LOSS_NORM, edgecolors="none", alpha=0.8
     )
-    ax.add_collection(PatchCollection(patches, facecolors=colours, edgecolors="none", alpha=0.8))
+    collection.set_array(rates)
+    ax.add_collection(collection)
     ax.set_ylim(0, 1)
     ax.set_yticks([])
     share = lossy.mean() if lossy.size else 0.0
-    ax.text(
-        0.01,
-        0.97,
+    ax.set_title(
         f"{lossy.sum()} of {lossy.size} transfers lost packets ({share:.0%})",
-        transform=ax.transAxes,
+        loc="left",
         fontsize=FONT_PT - 1,
-        va="top",
-        bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
     )
 
 
@@ -251,7 +280,7 @@ def _row_throughput(ax: Axes, run: xr.Dataset) -> None:
         text += f", Jain {float(analysis_b.jain(run)):.2f}"
     background = float(analysis_b.loss_rate(run, "background"))
     text += f"; background loss {background:.2%}"
-    ax.text(0.01, 0.97, text, transform=ax.transAxes, fontsize=FONT_PT - 2, va="top")
+    ax.set_title(text, loc="left", fontsize=FONT_PT - 2)
     ax.set_ylim(0, 135)
 
 
@@ -291,14 +320,18 @@ def _flow_legend(fig: Figure, axes: np.ndarray) -> None:
 def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
     """Figures B5.1, B5.2, B5.4-B5.9: one column per case, one row per quantity (first rep).
 
-    Cases this tier did not run are left out (and named in the figure's record).
+    Cases this tier did not run are left out (and named in the figure's record); a figure
+    none of whose compared cases ran (:data:`COMPARED`) is not drawn.
     """
     cases, rows = TIME_SERIES[figure_id]
     runs = {case: _first_run(ds, case=case) for case in cases}
     shown = [case for case in cases if runs[case] is not None]
     not_run = [describe_case(case) for case in cases if runs[case] is None]
-    if not shown:
-        return _nothing_run(figure_id, len(rows) * len(cases))
+    compared = COMPARED.get(figure_id, ())
+    if not shown or (compared and not any(runs[case] is not None for case in compared)):
+        nothing = _nothing_run(figure_id, len(rows) * len(cases))
+        drawn(nothing).not_run = not_run  # type: ignore[union-attr]
+        return nothing
     fig, axes = plt.subplots(
         len(rows),
         len(shown),
@@ -323,8 +356,14 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
                 ax.set_ylabel(_ROW_LABELS[row])
             if i == len(rows) - 1:
                 ax.set_xlabel("time (s)")
+    if "transfers" in rows:  # the transfers' colour is their loss rate: its scale
+        row = axes[rows.index("transfers")]
+        mappables = [c for ax in row for c in ax.collections if c.get_array() is not None]
+        if mappables:
+            fig.colorbar(mappables[0], ax=row.tolist(), label="loss rate\n(grey: none)", aspect=12)
     _flow_legend(fig, axes)
-    fig.suptitle(f"{figure_id}: background of TCP transfers at $\\rho_b$ = 50 %")
+    load = _load_text(ds.sel(case=shown))
+    fig.suptitle(f"{figure_id}: background of TCP transfers at $\\rho_b$ = {load}")
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(
         panels=len(rows) * len(cases),
@@ -405,7 +444,8 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
             top.set_ylabel("transfers in progress")
             bottom.set_ylabel("probability")
     _flow_legend(fig, axes)
-    fig.suptitle("B5.3: background transfers in progress (load 50 %)")
+    ran = [case for b in shown for _, _, case in run_cases(b)]
+    fig.suptitle(f"B5.3: background transfers in progress (load {_load_text(ds.sel(case=ran))})")
     drawn_cases = sum(len(run_cases(b)) for b in shown)
     return record(
         fig,
@@ -425,7 +465,9 @@ def _variant_colours(variants: Sequence[str]) -> dict[str, object]:
     return {v: cmap(order[k % 20]) for k, v in enumerate(variants)}
 
 
-def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = None) -> Figure:
+def phi_gamma(
+    ds: xr.Dataset, figure_id: str, buffer: int, rhos: Sequence[Fraction] | None = None
+) -> Figure:
     """Figures B5.10/B5.11: φ(i) (log i) and γ(ρ) for every variant; one row per capacity run.
 
     The variants' colour key sits right of the panels.
@@ -494,13 +536,17 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
         ax_gamma.set_ylim(0, 1.02)
         ax_gamma.set_xlabel(r"load of the bottlenecked flows $\rho$")
         ax_gamma.set_ylabel(r"$\gamma(\rho)$")
-        ax_phi.set_title(f"B = {buffer} packets, C = {rate}")
+        ax_phi.set_title(f"B = {buffer} packets, C = {_rate_text(rate)}")
     fig.legend(
         [*drawn_variants.values(), ps_line],
         [*drawn_variants, "processor sharing"],
         loc="outside right center",
     )
-    fig.suptitle(r"$\phi(i)$ and $\gamma(\rho)$ of each TCP variant, PFQ/LQD")
+    load = _load_text(ds.sel(buffer=buffer))
+    fig.suptitle(
+        rf"{figure_id}: $\phi(i)$ and $\gamma(\rho)$ of each TCP variant, PFQ/LQD, "
+        rf"$\rho_b$ = {load}"
+    )
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(
         panels=2 * len(rates),
@@ -514,7 +560,7 @@ def phi_gamma(ds: xr.Dataset, buffer: int, rhos: Sequence[Fraction] | None = Non
     return record(fig, facts)
 
 
-def throughput_loss(ds: xr.Dataset, buffer: int) -> Figure:
+def throughput_loss(ds: xr.Dataset, figure_id: str, buffer: int) -> Figure:
     """Figures B5.12/B5.13: φ(1) against the loss rate of one flow, every variant."""
     rate = str(ds["rate"].values[0])
     if buffer not in ds["buffer"].values or 1 not in ds["flows"].values:
@@ -548,7 +594,10 @@ def throughput_loss(ds: xr.Dataset, buffer: int) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel(r"throughput of one flow, $\phi(1)$ (% of $(1-\rho_b)C$)")
     ax.set_ylabel("loss rate of the flow")
-    ax.set_title(f"B = {buffer} packets, C = {rate}, PFQ/LQD, $\\rho_b$ = 0.5")
+    ax.set_title(
+        f"{figure_id}: B = {buffer} packets, C = {_rate_text(rate)}, PFQ/LQD, "
+        f"$\\rho_b$ = {_load_text(cell)}"
+    )
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(
         panels=1,
@@ -562,7 +611,7 @@ def throughput_loss(ds: xr.Dataset, buffer: int) -> Figure:
     return record(fig, facts)
 
 
-def heat_maps(ds: xr.Dataset, rate: str) -> Figure:
+def heat_maps(ds: xr.Dataset, figure_id: str, rate: str) -> Figure:
     """Figures B5.14/B5.15: φ of one Reno / Westwood+ flow over (ρ_b, B) at capacity ``rate``.
 
     The colour scale is fixed at 0-100 % for both figures, with its colour bar.
@@ -587,6 +636,7 @@ def heat_maps(ds: xr.Dataset, rate: str) -> Figure:
         layout="constrained",
     )
     image = None
+    dashes = 0
     for ax, variant in zip(axes[0], shown, strict=True):
         grid = table.sel(variant=variant).transpose("buffer", "load").to_pandas()
         image = ax.imshow(
@@ -596,16 +646,21 @@ def heat_maps(ds: xr.Dataset, rate: str) -> Figure:
             for x, load in enumerate(grid.columns):
                 value = grid.loc[buffer, load]
                 text = "—" if not np.isfinite(value) else f"{value:.0f}"
+                dashes += not np.isfinite(value)
                 ax.text(x, y, text, ha="center", va="center", fontsize=FONT_PT - 1)
         ax.set_xticks(range(len(grid.columns)), [f"{v:g}" for v in grid.columns])
         ax.set_yticks(range(len(grid.index)), [str(int(v)) for v in grid.index])
         ax.set_xlabel(r"background load $\rho_b$")
         ax.set_ylabel("buffer B (packets)")
-        ax.set_title(f"{_label(variant)}, C = {rate}")
+        ax.set_title(_label(variant))
     fig.colorbar(image, ax=axes[0].tolist(), label=r"% of $(1-\rho_b)C$", shrink=0.9)
+    fig.suptitle(
+        f"{figure_id}: one Reno or Westwood+ flow over ($\\rho_b$, B), C = {_rate_text(rate)}"
+    )
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(panels=len(variants), panels_drawn=len(shown), selection={"rate": [rate]}).say(
-        "Colour scale fixed at 0–100 % of (1 − ρ_b)C; a dash marks a cell not run.",
+        "Colour scale fixed at 0–100 % of (1 − ρ_b)C"
+        + ("; a dash marks a cell not run." if dashes else "."),
         f"Values: mean over {n_reps} repetitions." if n_reps > 1 else "",
     )
     return record(fig, facts)
@@ -616,7 +671,7 @@ def _law_parts(law: str) -> tuple[str, str]:
     return family, f"{alpha}/{beta}"
 
 
-def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
+def parameter_grid(ds: xr.Dataset, figure_id: str, buffer: int, quantity: str) -> Figure:
     """Figures B5.16-B5.19: AIMD (left) and MIMD (right) throughput or loss rate per α/β.
 
     Reference lines (the fair target, the 1 % loss rate) are named in the record's
@@ -672,7 +727,7 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
         ax.set_xticks(range(len(order)), labels, rotation=60)
         ax.set_xlim(-0.8, max(len(order), 4) - 0.2)
         ax.set_xlabel(r"$\alpha/\beta$")
-        ax.set_title(f"{family}, B = {buffer} packets")
+        ax.set_title(family)
         if quantity == "throughput":
             ax.axhline(target, color="0.3", ls="--", lw=0.8)
             ax.set_ylim(0, target * 1.15)
@@ -680,6 +735,10 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
             ax.set_yscale("log")
             ax.axhline(0.01, color="0.3", ls=":", lw=0.8)
         ax.set_ylabel(ylabel)
+    fig.suptitle(
+        f"{figure_id}: {quantity} of one flow per AIMD/MIMD law, B = {buffer} packets, "
+        f"$\\rho_b$ = {_load_text(cell)}"
+    )
     shape = "Bars" if quantity == "throughput" else "Points"
     reference = (
         f"Dashed: the fair target, the capacity the background leaves ({target:.1f} Mb/s)."
@@ -696,7 +755,7 @@ def parameter_grid(ds: xr.Dataset, buffer: int, quantity: str) -> Figure:
     return record(fig, facts)
 
 
-def pacing(ds: xr.Dataset) -> Figure:
+def pacing(ds: xr.Dataset, figure_id: str) -> Figure:
     """Figure B5.20: cwnd of one Reno flow with (left) and without (right) pacing, per B.
 
     One row per buffer this tier ran.
@@ -716,7 +775,8 @@ def pacing(ds: xr.Dataset) -> Figure:
     for i, buffer in enumerate(buffers):
         for j, paced in enumerate((True, False)):
             ax = axes[i, j]
-            ax.set_title(f"{'paced' if paced else 'not paced'}, B = {buffer}")
+            name = f"{'paced' if paced else 'not paced'}, B = {buffer}"
+            ax.set_title(name)
             run = _first_run(ds, buffer=buffer, pacing=paced)
             if run is None:
                 empty_panel(ax)
@@ -724,17 +784,15 @@ def pacing(ds: xr.Dataset) -> Figure:
             n_drawn += 1
             _row_cwnd(ax, run)
             mean = float(throughput.sel(buffer=buffer, pacing=paced).mean())
-            ax.text(
-                0.01,
-                0.97,
-                f"mean throughput {mean:.1f} Mb/s",
-                transform=ax.transAxes,
-                va="top",
-                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
-            )
+            ax.set_title(f"{name}: mean throughput {mean:.1f} Mb/s")
             ax.set_ylabel("cwnd (packets)" if j == 0 else "")
             if i == len(buffers) - 1:
                 ax.set_xlabel("time (s)")
+    capacity = float(ds["link_rate_bps"].sel(link=analysis_b.BOTTLENECK).max()) / 1e6
+    fig.suptitle(
+        f"{figure_id}: one Reno flow with and without pacing, C = {capacity:g} Mb/s, "
+        f"$\\rho_b$ = {_load_text(ds)}"
+    )
     rows = ", ".join(str(b) for b in buffers)
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(panels=2 * len(buffers), panels_drawn=n_drawn, cells_drawn=n_drawn).say(
@@ -750,17 +808,17 @@ def draw(figure_id: str, ds: xr.Dataset) -> Figure:
         return time_series(ds, figure_id)
     drawings: dict[str, Callable[[], Figure]] = {
         "B5.3": lambda: flows_in_progress(ds),
-        "B5.10": lambda: phi_gamma(ds, 20),
-        "B5.11": lambda: phi_gamma(ds, 100),
-        "B5.12": lambda: throughput_loss(ds, 20),
-        "B5.13": lambda: throughput_loss(ds, 100),
-        "B5.14": lambda: heat_maps(ds, "50Mbps"),
-        "B5.15": lambda: heat_maps(ds, "100Mbps"),
-        "B5.16": lambda: parameter_grid(ds, 20, "throughput"),
-        "B5.17": lambda: parameter_grid(ds, 20, "loss"),
-        "B5.18": lambda: parameter_grid(ds, 100, "throughput"),
-        "B5.19": lambda: parameter_grid(ds, 100, "loss"),
-        "B5.20": lambda: pacing(ds),
+        "B5.10": lambda: phi_gamma(ds, figure_id, 20),
+        "B5.11": lambda: phi_gamma(ds, figure_id, 100),
+        "B5.12": lambda: throughput_loss(ds, figure_id, 20),
+        "B5.13": lambda: throughput_loss(ds, figure_id, 100),
+        "B5.14": lambda: heat_maps(ds, figure_id, "50Mbps"),
+        "B5.15": lambda: heat_maps(ds, figure_id, "100Mbps"),
+        "B5.16": lambda: parameter_grid(ds, figure_id, 20, "throughput"),
+        "B5.17": lambda: parameter_grid(ds, figure_id, 20, "loss"),
+        "B5.18": lambda: parameter_grid(ds, figure_id, 100, "throughput"),
+        "B5.19": lambda: parameter_grid(ds, figure_id, 100, "loss"),
+        "B5.20": lambda: pacing(ds, figure_id),
     }
     if figure_id not in drawings:
         raise ValueError(f"no study-B drawing for {figure_id!r}")

@@ -76,6 +76,15 @@ def _rtt_axis(ax: Axes, rtt_ms: np.ndarray, label: str = "RTT (ms)") -> None:
     ax.set_xlabel(label)
 
 
+def _with_capacity(title: str, ds: xr.Dataset) -> str:
+    """``title`` with the bottleneck capacity the runs had (a tier may scale it down)."""
+    rate = ds["link_rate_bps"].sel(link="bottleneck").values
+    rates = sorted({float(r) / 1e6 for r in np.ravel(rate) if np.isfinite(r)})
+    if not title or not rates:
+        return title
+    return f"{title}, C = {' or '.join(f'{r:g}' for r in rates)} Mb/s"
+
+
 def _facts(ds: xr.Dataset, panels: int, *sentences: str) -> Drawn:
     """The record of a metric figure: panels, cells with data, error bars."""
     n_reps = int(ds.sizes.get("rep", 1))
@@ -108,7 +117,7 @@ def _per_buffer(ds: xr.Dataset, variable: str, ylabel: str, title: str, scale: f
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(ylabel)
     _protocol_legend(fig, axes[0, 0])
-    fig.suptitle(title)
+    fig.suptitle(_with_capacity(title, ds))
     return record(fig, _facts(ds, len(buffers)))
 
 
@@ -124,6 +133,7 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
     loss = table["loss_probability"].mean("rep")
     positive = loss.where(loss > 0)
     floor = float(positive.min()) / 10 if np.isfinite(positive.min()) else 1e-7
+    zeros = 0
     for i, buffer in enumerate(buffers):
         for protocol in _protocols(ds):
             line = {"linestyle": styles[i % len(styles)]}
@@ -137,6 +147,7 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
                 style["linestyle"] = "none"
             loss_ax.plot(rtt_ms[keep], shown[keep], **style)
             zero = keep & (values == 0)
+            zeros += int(zero.sum())
             loss_ax.plot(
                 rtt_ms[zero],
                 shown[zero],
@@ -154,28 +165,45 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
             )
     loss_ax.set_yscale("log")
     loss_ax.axhline(floor, color="0.6", linewidth=0.8)
-    loss_ax.text(rtt_ms[0], floor, " no loss", va="bottom", color="0.4")
     loss_ax.set_ylabel("loss probability (buffer overflow)")
     queue_ax.set_ylabel("mean queue / buffer")
     queue_ax.set_ylim(0, 1.05)
     for ax in (loss_ax, queue_ax):
         _rtt_axis(ax, rtt_ms)
         ax.grid(alpha=0.3)
+    # a line style per buffer, keyed only when drawn: one or two RTTs are markers only
+    lines = len(rtt_ms) > 2 and len(buffers) > 1
     handles = [
         plt.Line2D([], [], color="0.3", linestyle=styles[i % len(styles)])
-        for i in range(len(buffers))
+        for i in range(len(buffers) if lines else 0)
     ]
     fig.legend(
         [*queue_ax.get_legend_handles_labels()[0], *handles],
-        [*queue_ax.get_legend_handles_labels()[1], *(f"{float(b):g} BDP" for b in buffers)],
+        [
+            *queue_ax.get_legend_handles_labels()[1],
+            *(f"{float(b):g} BDP" for b in buffers[: len(handles)]),
+        ],
         loc="outside right center",
     )
-    fig.suptitle(title)
+    if len(buffers) == 1:
+        title = f"{title}, buffer {float(buffers[0]):g} BDP"
+    fig.suptitle(_with_capacity(title, ds))
     styles_text = ", ".join(
         f"{float(b):g} BDP {name}"
         for b, name in zip(buffers, ["solid", "dashed", "dotted", "dash-dot"], strict=False)
     )
-    return record(fig, _facts(ds, 2, f"Line styles: {styles_text}."))
+    return record(
+        fig,
+        _facts(
+            ds,
+            2,
+            f"Line styles: {styles_text}." if lines else "",
+            f"Left: open circles on the grey line mark no loss (drawn at {floor:.2g}, a tenth "
+            "of the smallest loss)."
+            if zeros
+            else "",
+        ),
+    )
 
 
 def _single_panel(
@@ -206,7 +234,7 @@ def _single_panel(
         ax.axhline(reference, color="0.5", linestyle="--", linewidth=1)
     ax.grid(alpha=0.3)
     _protocol_legend(fig, ax)
-    ax.set_title(title)
+    ax.set_title(_with_capacity(title, ds))
     return record(fig, _facts(ds, 1))
 
 
@@ -325,7 +353,7 @@ def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str = "") -> Figure:
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("Time (s)")
     if title:
-        fig.suptitle(title)
+        fig.suptitle(_with_capacity(title, ds))
     n_reps = int(ds.sizes.get("rep", 1))
     which = "first" if rep == 0 else f"number {rep + 1}"
     facts = Drawn(panels=len(seconds), panels_drawn=len(seconds), cells_drawn=len(seconds)).say(

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from tcprepro.figures.common import (
     MAX_HEIGHT_IN,
@@ -133,9 +134,11 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
         len(rtts),
         figsize=(min(3.1 * len(rtts) + 0.5, TEXT_WIDTH_IN), 4.8),
         squeeze=False,
+        sharex="col",  # throughput and window at the same send buffer, one above the other
         layout="constrained",
     )
     thesis_drawn = False
+    sizes = [*table["send_buffer_bytes"]]
     for col, rtt in enumerate(rtts):
         top, bottom = axes[0, col], axes[1, col]
         at_rtt = table[table["rtt_s"] == rtt]
@@ -174,15 +177,15 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
         reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], thesis_rtt_ms)]
         for br_kib, rows in reference.groupby("br_kib"):
             thesis_drawn = True
+            sizes += [*(rows["be_kib"] * 1024)]
             bottom.plot(
                 rows["be_kib"] * 1024,
                 rows["fe_over_be"].clip(upper=1.45),
                 label=f"thesis, BR {_size_label(br_kib * 1024)} (Linux 2.6.12)",
                 **_REFERENCE_STYLE,
             )
-        bottom.axhline(THESIS_C_E, color="0.55", lw=0.8, ls=":")
-        bottom.text(
-            table["send_buffer_bytes"].min(), THESIS_C_E + 0.02, f"thesis C_e = {THESIS_C_E:g}"
+        bottom.axhline(
+            THESIS_C_E, color="0.55", lw=0.8, ls=":", label=f"thesis $C_e$ = {THESIS_C_E:g}"
         )
         capacity = float(at_rtt["capacity_bps"].max())
         top.axhline(capacity / 1e6, color="0.3", lw=0.8, ls=":")
@@ -198,9 +201,12 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
         bottom.set_ylabel("mean send window FE / BE")
         bottom.set_xlabel("send buffer BE (bytes)")
         for ax in (top, bottom):
-            _size_axis(ax, table["send_buffer_bytes"])
             ax.grid(alpha=0.3)
+    for ax in axes.flat:  # one send-buffer axis for the runs and the thesis's rows
+        _size_axis(ax, sizes)
+        ax.tick_params(labelbottom=True)
     _outside_legend(fig, list(axes.flat))
+    fig.suptitle("D1: throughput and send window against the send buffer")
     few = len(table) <= 2 * len(rtts) * len(buffers)
     facts = Drawn(panels=axes.size, panels_drawn=axes.size, cells_drawn=len(table)).say(
         "Top: dashed, the model"
@@ -384,14 +390,18 @@ def loss_models_figure(table: pd.DataFrame, repetitions: int = 1) -> Figure:
         share.set_xlabel("packet loss probability p")
         for ax in (top, ratio, share):
             ax.grid(alpha=0.3, which="both")
-    axes[0, 0].set_ylabel("throughput (Mb/s)\nMathis dashed, Padhye solid")
-    axes[1, 0].set_ylabel("measured / model\n(open: Mathis, filled: Padhye)")
-    axes[2, 0].set_ylabel("time waiting for\nRTOs (%, lower bound)")
+    # one line each: the rows are short, two-line labels ran into one another
+    axes[0, 0].set_ylabel("throughput (Mb/s)")
+    axes[1, 0].set_ylabel("measured / model")
+    axes[2, 0].set_ylabel("RTO wait (%)")
     _outside_legend(fig, [axes[0, 0]])
+    fig.suptitle("D3: throughput against the loss rate, Mathis and Padhye models")
     facts = Drawn(panels=axes.size, panels_drawn=axes.size, cells_drawn=len(table)).say(
         "Columns: " + "; ".join(f"SACK {'on' if s else 'off'}, b = {b}" for s, b in combos) + ".",
         spread_statement(repetitions, "Measured points: mean over repetitions; error bars"),
-        "Middle: the grey band is ±30 %.",
+        "Top: Mathis dashed, Padhye solid.",
+        "Middle: measured over model, open markers Mathis, filled Padhye; the grey band is ±30 %.",
+        "Bottom: share of the time spent waiting for retransmission timeouts (a lower bound).",
     )
     return record(fig, facts)
 
@@ -472,6 +482,10 @@ def volume_figure(
     )
     right.axhspan(0.9, 1.1, color="0.9", zorder=0)
     left.set_yscale("log")
+    # 1-2-5 ticks labelled as plain numbers: a range under a decade still shows a scale
+    left.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    left.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    left.yaxis.set_minor_formatter(NullFormatter())
     left.set_ylabel("throughput (Mb/s)")
     right.set_ylabel("throughput / that of the largest volume")
     for ax in (left, right):

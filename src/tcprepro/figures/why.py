@@ -64,10 +64,13 @@ def _text(values: xr.DataArray) -> str:
     return str(np.ravel(values.values)[0])
 
 
-def _ticks(ax: Axes, times: np.ndarray, row: int, colour: Any) -> None:
-    """Short vertical ticks at ``times`` in the ``row``-th line of the band above the data."""
+def _ticks(ax: Axes, times: np.ndarray, row: int, colour: Any) -> bool:
+    """Short vertical ticks at ``times`` in the ``row``-th line of the band above the data.
+
+    Returns whether any tick was drawn.
+    """
     if times.size == 0:
-        return
+        return False
     height = _TICK_BAND / 4
     top = 0.98 - row * height
     ax.vlines(
@@ -78,6 +81,7 @@ def _ticks(ax: Axes, times: np.ndarray, row: int, colour: Any) -> None:
         colors=[colour],
         linewidth=0.7,
     )
+    return True
 
 
 def run_trace(
@@ -137,6 +141,7 @@ def run_trace(
 
     unit = mss if np.isfinite(mss) else 1e3
     peak = 0.0
+    ticked = False
     for k, name in enumerate(with_window):
         window = run["cwnd_bytes"].sel(flow=name).values / unit
         peak = max(peak, float(np.nanmax(window)))
@@ -153,8 +158,8 @@ def run_trace(
         lost = run["lost_data_pkts"].sel(flow=name).fillna(0.0)
         if "random_lost_pkts" in run:
             lost = lost + run["random_lost_pkts"].sel(flow=name).fillna(0.0)
-        _ticks(ax_cwnd, time[lost.values > 0], k, colours[name])
-    ax_cwnd.set_ylim(0.0, max(peak, 1.0) / (1 - _TICK_BAND))
+        ticked |= _ticks(ax_cwnd, time[lost.values > 0], k, colours[name])
+    ax_cwnd.set_ylim(-0.03 * max(peak, 1.0), max(peak, 1.0) / (1 - _TICK_BAND))
     ax_cwnd.set_ylabel("cwnd (segments)" if np.isfinite(mss) else "cwnd (kB)")
     if not with_window:
         ax_cwnd.text(0.5, 0.5, "no flow traces a window", ha="center", transform=ax_cwnd.transAxes)
@@ -165,25 +170,35 @@ def run_trace(
         users = [f for f, crosses in crossed.items() if crosses == link]
         colour = colours[users[0]] if len(users) == 1 and users[0] in colours else "0.25"
         queue_colours[link] = colour
-        ax_queue.plot(time, run["queue_pkts"].sel(link=link).values, color=colour, lw=0.8)
+        ax_queue.plot(
+            time,
+            run["queue_pkts"].sel(link=link).values,
+            color=colour,
+            lw=0.8,
+            label=f"queue: {link}",
+        )
         buffer = float(run["link_buffer_pkts"].sel(link=link))
         ax_queue.axhline(buffer, color=colour, ls="--", lw=0.7)
         top = max(top, buffer, float(run["queue_pkts"].sel(link=link).max()))
         drops = run["drops_pkts"].sel(link=link).fillna(0.0).values
-        _ticks(ax_queue, time[drops > 0], k, colour)
-    ax_queue.set_ylim(0.0, top / (1 - _TICK_BAND))
+        ticked |= _ticks(ax_queue, time[drops > 0], k, colour)
+    # a little below zero: an empty queue is a line above the axis, not under it
+    ax_queue.set_ylim(-0.03 * top, top / (1 - _TICK_BAND))
     ax_queue.set_ylabel("queue (packets)")
 
     handles, labels = ax_cwnd.get_legend_handles_labels()
     for link, colour in queue_colours.items():
         handles.append(plt.Line2D([], [], color=colour, lw=0.8))
         labels.append(f"queue: {link}")
-    handles += [
-        plt.Line2D([], [], color="0.3", ls="--", lw=0.7),
-        plt.Line2D([], [], color="0.3", marker="|", ls="none", markersize=6),
-        plt.Rectangle((0, 0), 1, 1, color="0.9"),
-    ]
-    labels += ["buffer", "loss / drop", "warm-up"]
+    # the key names only what is drawn: no loss tick in a run without losses
+    if links:
+        handles.append(plt.Line2D([], [], color="0.3", ls="--", lw=0.7))
+        labels.append("buffer")
+    if ticked:
+        handles.append(plt.Line2D([], [], color="0.3", marker="|", ls="none", markersize=6))
+        labels.append("loss / drop")
+    handles.append(plt.Rectangle((0, 0), 1, 1, color="0.9"))
+    labels.append("warm-up")
     fig.legend(handles, labels, loc="outside right upper", fontsize=FONT_PT - 1)
 
     cell_text = ", ".join(f"{k}={v}" for k, v in cell.items())

@@ -1,0 +1,309 @@
+"""The figure checks (tcprepro.figures.checks): each fails on a fixture of its defect, drawn
+here as the report drew it, and passes the same figure drawn right."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.lines import Line2D
+
+from tcprepro.figures.checks import FigureDefectError, check_figure, defects
+from tcprepro.figures.common import save_figure
+
+
+def _checks(fig, name="B5.1"):
+    found = defects(fig, name)
+    plt.close(fig)
+    return [d.check for d in found], [d.text for d in found]
+
+
+def _time_series(ax, label="flow 1 (Reno)"):
+    t = np.linspace(0, 10, 200)
+    ax.plot(t, 20 + 10 * np.sin(t), label=label)
+    return t
+
+
+def test_a_legend_entry_matching_nothing_drawn_fails():
+    """B5.1's "background" entry, dotted, where no dotted line is drawn."""
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    handles, labels = ax.get_legend_handles_labels()
+    handles.append(Line2D([], [], color="C1", ls=":"))
+    labels.append("background")
+    ax.legend(handles, labels)
+    checks, texts = _checks(fig)
+    assert checks == ["legend"]
+    assert "'background'" in texts[0]
+
+
+def test_a_legend_entry_whose_line_has_no_data_inside_the_axes_fails():
+    """B5.3/C3.5/D4: a labelled line of NaNs (a variant not run) still listed."""
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    ax.plot([0, 1], [np.nan, np.nan], label="HSTCP")
+    ax.legend()
+    checks, texts = _checks(fig)
+    assert checks == ["legend"]
+    assert "'HSTCP'" in texts[0]
+    assert "no data inside the axes" in texts[0]
+
+
+def test_a_legend_entry_whose_line_hides_under_the_spine_fails():
+    """B5.1's dotted "background" loss rate: zeros on an axis starting at zero."""
+    fig, ax = plt.subplots()
+    t = np.arange(7.0)
+    ax.plot(t, [0, 0, 0.02, 0.13, 0.01, 0, 0], color="tab:red", label="bottlenecked")
+    ax.plot(t, np.zeros_like(t), color="tab:blue", ls=":", label="background")
+    ax.set_ylim(0, 0.15)
+    ax.legend()
+    checks, texts = _checks(fig)
+    assert checks == ["legend"]
+    assert "'background'" in texts[0]
+
+
+def test_a_labelled_line_under_the_spine_fails_though_another_line_has_its_style():
+    """A trace figure's "queue" (empty: zeros) in the colour of the flow's cwnd line."""
+    fig, (left, right) = plt.subplots(1, 2)
+    _time_series(left, label="f0 (NewReno)")
+    right.plot([0, 5, 10], [0, 0, 0], color="C0", label="queue: bottleneck")
+    right.set_ylim(0, 100)
+    (h1, l1), (h2, l2) = (ax.get_legend_handles_labels() for ax in (left, right))
+    fig.legend([*h1, *h2], [*l1, *l2])
+    checks, texts = _checks(fig, "D-c3")
+    assert checks == ["legend"]
+    assert "'queue: bottleneck'" in texts[0]
+
+
+def test_a_legend_entry_outside_the_axes_range_fails():
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    ax.plot([20, 30], [20, 25], label="late flow")
+    ax.set_xlim(0, 10)
+    ax.legend()
+    assert _checks(fig)[0] == ["legend"]
+
+
+def test_a_style_key_in_grey_names_dashed_lines_of_any_colour():
+    """why.py's "buffer" key: grey dashed, standing for each queue's coloured dashed line."""
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    ax.axhline(25, color="C0", ls="--")
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend([*handles, Line2D([], [], color="0.3", ls="--")], [*labels, "buffer"])
+    assert _checks(fig)[0] == []
+
+
+@pytest.mark.parametrize("losses", [True, False])
+def test_a_loss_tick_key_needs_loss_ticks(losses):
+    """The trace figures' "loss / drop" key: ticks (vlines at the top) or no entry."""
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    if losses:
+        ax.vlines([2.0, 5.0], 0.9, 0.98, transform=ax.get_xaxis_transform(), colors=["C0"])
+    key = Line2D([], [], color="0.3", marker="|", ls="none")
+    fig.legend([key], ["loss / drop"])
+    assert _checks(fig, "B-c5")[0] == ([] if losses else ["legend"])
+
+
+def test_a_colour_mapping_without_colour_bar_fails():
+    """B5.1's per-flow loss picture: the colour is the loss rate, and no bar gives its scale."""
+    fig, ax = plt.subplots()
+    x = np.arange(10.0)
+    ax.scatter(x, x**0.5, c=np.linspace(0.001, 0.02, 10), cmap="viridis")
+    checks, texts = _checks(fig)
+    assert checks == ["colour bar"]
+    assert "'viridis'" in texts[0]
+
+    fig, ax = plt.subplots()
+    points = ax.scatter(x, x**0.5, c=np.linspace(0.001, 0.02, 10), cmap="viridis")
+    fig.colorbar(points, ax=ax, label="loss rate")
+    assert _checks(fig)[0] == []
+
+
+def test_one_colour_bar_serves_every_mapping_of_its_scale():
+    fig, axes = plt.subplots(1, 2)
+    norm = matplotlib.colors.Normalize(0, 1)
+    grid = np.random.default_rng(1).random((4, 4))
+    images = [ax.imshow(grid, cmap="magma", norm=norm) for ax in axes]
+    fig.colorbar(images[0], ax=axes)
+    assert _checks(fig, "B5.16")[0] == []
+
+
+@pytest.mark.parametrize(
+    ("title", "suptitle", "fails"),
+    [
+        ("Throughput against loss rate", None, True),  # B5.12 today
+        ("B5.12: throughput against loss rate", None, False),
+        ("B = 20", "Reno vs Westwood+ over (ρ_b, B), C = 50 Mb/s", True),  # B5.14 today
+        ("B = 20", "B5.14 — Reno vs Westwood+, C = 50 Mb/s", False),
+        ("B = 20", "B5.15 — Reno vs Westwood+, C = 100 Mb/s", True),  # another figure's id
+    ],
+)
+def test_a_title_without_the_figures_catalogue_id_fails(title, suptitle, fails):
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    ax.set_title(title)
+    if suptitle:
+        fig.suptitle(suptitle)
+    checks, _ = _checks(fig, "B5.12" if suptitle is None else "B5.14")
+    assert checks == (["title"] if fails else [])
+
+
+def test_a_trace_figure_named_by_a_claim_needs_some_catalogue_id_in_its_title():
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    ax.set_title("Westwood+ at B = 20")
+    assert _checks(fig, "B-c5")[0] == ["title"]
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    ax.set_title("B5.10: Westwood+ at B = 20")
+    assert _checks(fig, "B-c5")[0] == []
+
+
+def test_a_label_over_the_data_fails():
+    """D1's "C_e = 0.55" label drawn on top of the measured points."""
+    fig, ax = plt.subplots()
+    x = np.linspace(0, 1, 30)
+    ax.plot(x, x, "o", label="measured")
+    ax.text(0.5, 0.5, "C_e = 0.55", ha="center", va="center")
+    checks, texts = _checks(fig, "D1")
+    assert checks == ["text over data"]
+    assert "'C_e = 0.55'" in texts[0]
+
+    fig, ax = plt.subplots()
+    ax.plot(x, x, "o", label="measured")
+    ax.text(0.05, 0.95, "$C_e = 0.55$", transform=ax.transAxes, va="top")
+    assert _checks(fig, "D1")[0] == []
+
+
+def test_a_label_crossing_a_line_between_its_points_fails():
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    ax.text(0.5, 0.5, "diagonal", ha="center", va="center")
+    assert _checks(fig, "D1")[0] == ["text over data"]
+
+
+def test_an_axis_leaving_the_data_in_a_sliver_fails():
+    """B5.1's loss panel: losses near 0.01 on a 0-1 axis."""
+    fig, ax = plt.subplots()
+    t = np.linspace(0, 10, 100)
+    ax.plot(t, 0.01 + 0.005 * np.sin(t))
+    ax.set_ylim(0, 1)
+    checks, texts = _checks(fig)
+    assert checks == ["axis range"]
+    assert "y axis" in texts[0]
+
+    fig, ax = plt.subplots()
+    ax.plot(t, 0.01 + 0.005 * np.sin(t))
+    ax.set_ylim(0, None)
+    assert _checks(fig)[0] == []
+
+
+def test_an_axis_range_check_reads_log_axes_as_printed():
+    fig, ax = plt.subplots()
+    ax.loglog([1e3, 1e4], [1, 2])
+    ax.set_xlim(1, 1e9)  # two of nine decades: 11 %
+    assert _checks(fig, "D4")[0] == []
+    fig, ax = plt.subplots()
+    ax.loglog([1e3, 2e3], [1, 2])
+    ax.set_xlim(1, 1e9)
+    assert _checks(fig, "D4")[0] == ["axis range"]
+
+
+def test_a_constant_series_and_reference_lines_are_not_a_sliver():
+    fig, ax = plt.subplots()
+    t = np.linspace(0, 10, 50)
+    ax.plot(t, np.full_like(t, 3.0))  # one value: nothing to scale
+    ax.axhline(40, ls="--", color="k")  # axes coordinates in x
+    ax.set_ylim(0, 50)
+    assert _checks(fig)[0] == []
+
+
+def test_colliding_stacked_labels_fail():
+    """D3's two-line y labels of short stacked rows, running into one another."""
+    fig, axes = plt.subplots(2, 1, figsize=(3, 1.6), sharex=True, layout="constrained")
+    for ax in axes:
+        _time_series(ax)
+    axes[0].set_ylabel("measured / model\n(open: Mathis, filled: Padhye)")
+    axes[1].set_ylabel("time waiting for\nRTOs (%, lower bound)")
+    checks, texts = _checks(fig, "D3")
+    assert "overlapping text" in checks
+    assert any("Mathis" in t and "RTOs" in t for t in texts)
+
+    fig, axes = plt.subplots(2, 1, figsize=(3, 3), sharex=True, layout="constrained")
+    for ax in axes:
+        _time_series(ax)
+    axes[0].set_ylabel("model ratio")
+    axes[1].set_ylabel("RTO wait (%)")
+    assert _checks(fig, "D3")[0] == []
+
+
+def test_crammed_colour_bar_ticks_fail():
+    """A sliver of a colour bar with five tick labels on top of one another."""
+    fig, ax = plt.subplots(figsize=(4, 3))
+    image = ax.imshow(np.random.default_rng(2).random((3, 3)) * 500, cmap="viridis")
+    bar = fig.colorbar(image, ax=ax, fraction=0.01, shrink=0.08)
+    bar.set_ticks([0, 100, 200, 300, 400])
+    checks, _ = _checks(fig, "A1")
+    assert "overlapping text" in checks
+
+
+def test_a_log_axis_with_one_labelled_tick_fails():
+    """D4's transfer-volume axis: one decade label for the whole range."""
+    fig, ax = plt.subplots()
+    ax.semilogy([0, 1, 2], [1.5e6, 3e6, 6e6])
+    ax.set_ylim(1.2e6, 8e6)
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    checks, texts = _checks(fig, "D4")
+    assert checks == ["ticks"]
+    assert "log y axis" in texts[0]
+
+
+def test_a_clean_multi_panel_figure_passes():
+    fig, axes = plt.subplots(2, 1, sharex=True, layout="constrained")
+    for ax in axes:
+        _time_series(ax)
+    axes[0].legend()
+    fig.suptitle("B5.4 — Reno, B = 20")
+    assert _checks(fig, "B5.4")[0] == []
+
+
+def test_save_figure_refuses_a_defective_figure_and_writes_nothing(tmp_path):
+    fig, ax = plt.subplots()
+    _time_series(ax)
+    ax.set_title("throughput")
+    with pytest.raises(FigureDefectError, match=r"(?s)figure B5\.20 has 1 defect.*title"):
+        save_figure(fig, tmp_path / "B5.20.pdf")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_checks_run_on_a_figure_without_a_renderer_of_its_own():
+    """A notebook's figure (papermill's kernel): its canvas is the base class."""
+    from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    FigureCanvasBase(fig)
+    ax = fig.subplots()
+    _time_series(ax)
+    ax.set_title("throughput")
+    assert [d.check for d in defects(fig, "B5.20")] == ["title"]
+
+
+def test_check_figure_names_every_defect():
+    fig, ax = plt.subplots()
+    ax.plot(np.linspace(0, 1, 20), np.linspace(0, 0.01, 20), label="loss")
+    ax.plot([0], [np.nan], label="reno0")
+    ax.set_ylim(0, 1)
+    ax.legend()
+    ax.set_title("loss rate")
+    with pytest.raises(FigureDefectError) as error:
+        check_figure(fig, "B5.1")
+    plt.close(fig)
+    assert {d.check for d in error.value.defects} == {"legend", "title", "axis range"}
+    assert str(error.value).startswith("figure B5.1 has 3 defect(s):")
