@@ -13,7 +13,6 @@ import pytest
 from tcprepro import reference
 from tcprepro.analysis import study_c
 from tcprepro.claims import load_registry
-from tcprepro.figures import paper_values
 from tcprepro.figures.common import drawn
 from tcprepro.figures.study_a import utilisation_grid
 from test_claims import a_figure, grid
@@ -46,12 +45,14 @@ def test_every_mark_is_a_number_its_claim_quotes():
 
 def test_a_mark_matches_only_its_own_cell():
     (mark,) = reference.stated_for("A2", "utilisation_up_pct", up="NewReno", down="NewReno")
-    assert mark.value == 95 and mark.claim == "A-c5"
+    assert mark.value == 95
+    assert mark.claim == "A-c5"
     assert not reference.stated_for("A2", "utilisation_up_pct", up="Cubic", down="NewReno")
     # a cell that does not say its value of a key the mark names is not the mark's cell
     assert not reference.stated_for("A2", "utilisation_up_pct", up="NewReno")
     (rtt,) = reference.stated("A2", "rtt_ms")
-    assert rtt.text == "600-800" and not rtt.matches(up="Vegas", down="NewReno")
+    assert rtt.text == "600-800"
+    assert not rtt.matches(up="Vegas", down="NewReno")
 
 
 def _diamonds(ax):
@@ -70,7 +71,8 @@ def test_a2_draws_the_paper_values_on_the_newreno_cell_only():
     # rows are the upload variants, columns the download ones, in the dataset's order
     assert marked == {0: [(0.0, 95.0), (1.0, 40.0)]}  # up NewReno, down NewReno
     caption = " ".join(drawn(fig).statements)
-    assert "A-c5" in caption and "paper_marks.csv" in caption
+    assert "A-c5" in caption
+    assert "paper_marks.csv" in caption
     assert "600-800 ms (up = NewReno or Cubic or Compound)" in caption
 
 

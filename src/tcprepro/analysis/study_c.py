@@ -67,6 +67,7 @@ LABELS = {
     "NewReno": "Reno",
 }
 
+
 def paper_table_i() -> dict[str, dict[str, float]]:
     """Table I of the paper as far as the seed (a text extraction) lets it be read.
 
