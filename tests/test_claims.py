@@ -106,8 +106,8 @@ def test_a_claims_reproduced_and_not_reproduced_on_known_data():
     assert results["A-c4"].verdict == "reproduced"
     assert results["A-c5"].verdict == "reproduced"
     assert results["A-c6"].verdict == "reproduced"
-    assert results["A-c2"].verdict == "pending"  # no Compound in this data
-    assert results["A-c8"].verdict == "pending"  # no A3/A4
+    assert results["A-c2"].verdict == "not run"  # no Compound in this data
+    assert results["A-c8"].verdict == "not run"  # no A3/A4
 
     # the same checks fail when the data disagrees
     bad = a_figure("A2", grid((70, 70)), rtt_s=0.7)

@@ -104,20 +104,20 @@ def test_the_twin_missing_the_regime_is_inconclusive(ns3):
     assert result.emulated.cells == "1 of 1 cells"
     partial = emulated({("Vegas", "Vegas"): (40, 30)})
     result = judge(ns3, {"X9": partial})["A-c5"]
-    assert result.emulated.verdict == "pending"
+    assert result.emulated.verdict == "not run"
     assert result.emulated.cells == "0 of 1 cells"
 
 
 def test_a_build_without_emulation_says_so(ns3, tmp_path):
     results = judge(ns3, None, emulation_note="excluded by the profile (emulation: exclude)")
     second = results["A-c5"].emulated
-    assert second.verdict == "pending"
+    assert second.verdict == "not run"
     assert second.coverage == "not emulated in this build"
     assert second.explanation == "excluded by the profile (emulation: exclude)"
     assert results["A-c6"].emulated is None
     write_tex(list(results.values()), tmp_path / "T.tex", caption="c")
     tex = (tmp_path / "T.tex").read_text()
-    assert r"\textcolor{gray}{pending}, not emulated in this build}" in tex
+    assert r"\textcolor{gray}{not run}, not emulated in this build}" in tex
     # emulation in the build, but not this twin
     assert judge(ns3, {})["A-c5"].emulated.explanation == "X9 has no emulated dataset in this build"
 
@@ -247,7 +247,7 @@ def test_the_report_counts_second_verdicts_apart(ns3, tmp_path):
         read_verdicts([tmp_path / "A.csv"]),
     )
     row = next(line for line in text.splitlines() if line.startswith("A-c5 &"))
-    assert "pending} (not in this build)" in row, row
+    assert "not run} (not in this build)" in row, row
 
 
 def test_the_second_verdict_keeps_the_claims_table_within_the_page(ns3, tmp_path):

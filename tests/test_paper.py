@@ -265,7 +265,9 @@ def test_verdict_totals_count_every_verdict_the_csvs_hold(tmp_path):
     assert r"\pageref{claim:B-c2}" in text
     # each claim's coverage: the cells of the claim that ran, then what is missing
     row = next(line for line in text.splitlines() if line.startswith("A-c2 &"))
-    assert row.split(" & ")[2] == "ran 1 of 2 cells; B=100 not run"
+    assert row.split(" & ")[3] == "ran 1 of 2 cells; B=100 not run"
+    # and what the claim says, beside its id
+    assert row.split(" & ")[1].startswith("A CUBIC download")
 
 
 def test_overfull_boxes_are_attributed_to_the_generated_file():
@@ -484,7 +486,7 @@ def test_the_verify_section_lists_apart_the_claims_no_verify_run_decided(tmp_pat
     verify.write_text(
         "claim,paper,reproduced,verdict,cells\n"
         "B-c1,p,r,reproduced,1 of 1 cells\n"
-        "B-c2,p,—,pending,0 of 3 cells\n"
+        "B-c2,p,—,not run,0 of 3 cells\n"
         "B-c3,p,—,pending,0 of 8 cells\n"
         "B-c4,p,r,not reproduced,2 of 2 cells\n"
     )

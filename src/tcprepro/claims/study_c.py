@@ -51,7 +51,7 @@ def c_yeah_flows_converge(
     """
     runs = _cell_runs(data[figure], "second", "YeahPaper")
     if not runs:
-        return ClaimResult("—", "pending", f"{figure} has no YeahPaper/YeahPaper run")
+        return ClaimResult("—", "not run", f"{figure} has no YeahPaper/YeahPaper run")
     parts, ok = [], True
     for run in runs:
         rtt_s = analysis_c.path_rtt_s(str(run["run_config"].values))
@@ -86,9 +86,9 @@ def c_yeah_against_reno(
     """
     runs = _cell_runs(data[figure], "second", "NewReno")
     if not runs:
-        return ClaimResult("—", "pending", f"{figure} has no YeahPaper/NewReno run")
+        return ClaimResult("—", "not run", f"{figure} has no YeahPaper/NewReno run")
     if "cc_RenoCount" not in data[figure]:
-        return ClaimResult("—", "pending", f"{figure} did not sample YeAH's count_reno")
+        return ClaimResult("—", "not run", f"{figure} did not sample YeAH's count_reno")
     low, high = share_range
     parts, ok = [], True
     for run in runs:
@@ -125,13 +125,14 @@ def c_yeah_low_stress_full_utilisation(
     present = [str(p) for p in table["protocol"].values]
     rivals = [p for p in others if p in present]
     if "YeahPaper" not in present or not rivals:
-        return ClaimResult("—", "pending", "no YeahPaper run or no other high-speed variant")
+        absent = ["YeahPaper"] if "YeahPaper" not in present else list(others)
+        return ClaimResult("—", "not run", f"{figure} has no run of {', '.join(absent)}")
     yeah = table.sel(protocol="YeahPaper")
     rest = table.sel(protocol=rivals)
     cells = (yeah["utilisation"].notnull() & rest["utilisation"].notnull().any("protocol")).values
     n = int(cells.sum())
     if n == 0:
-        return ClaimResult("—", "pending", "no cell has YeahPaper and another variant")
+        return ClaimResult("—", "not run", "no cell has YeahPaper and another variant")
     queue_ok = (yeah["queue_pkts"] <= rest["queue_pkts"].min("protocol")).values[cells]
     # drops per flow where the run records them (ns-3); otherwise (Linux's qdiscs count
     # drops per queue) the segments retransmitted, named as such in the value
@@ -165,12 +166,12 @@ def c_yeah_robust_to_random_loss(
     table = analysis_c.robustness(data[figure])["utilisation"].mean("rep")
     present = [str(p) for p in table["protocol"].values]
     if "YeahPaper" not in present:
-        return ClaimResult("—", "pending", f"{figure} has no YeahPaper run")
+        return ClaimResult("—", "not run", f"{figure} has no YeahPaper run")
     losses = np.asarray(table["loss"].values, dtype=float)
     yeah = table.sel(protocol="YeahPaper").values
     low = (losses <= max_loss) & np.isfinite(yeah)
     if not low.any():
-        return ClaimResult("—", "pending", f"no random loss rate <= {max_loss:g} in this build")
+        return ClaimResult("—", "not run", f"no random loss rate <= {max_loss:g} in this build")
     ok = bool((yeah[low] >= min_utilisation).all())
     parts = [f"YeAH {u:.0%} at p = {p:g}" for p, u in zip(losses, yeah, strict=True)]
     if reference in present:
@@ -186,4 +187,5 @@ def c_yeah_robust_to_random_loss(
         _verdict(ok),
         f"{int(np.isfinite(yeah).sum())} rates",
         statistic=(f"lowest YeAH utilisation at p <= {max_loss:g}", float(yeah[low].min())),
+        bounds=(float(min_utilisation), None),
     )

@@ -23,7 +23,7 @@ import pandas as pd
 import xarray as xr
 
 from tcprepro.analysis.study_d import buffer_table, loss_table, refit_buffer_coefficients
-from tcprepro.claims import ClaimResult, check, explainer
+from tcprepro.claims import ClaimResult, check, explainer, glossary
 from tcprepro.claims.regime import first_present_run
 
 __all__: list[str] = []
@@ -54,9 +54,7 @@ def _buffer_tables(
             note += f", {flagged} flagged by the fidelity gate and left out"
         if len(unheld):
             times = (unheld["peak_window_bytes"] / unheld["sndbuf_granted_bytes"]).round(1)
-            span = f"{times.min():.1f}" + (
-                f"-{times.max():.1f}" if times.max() > times.min() else ""
-            )
+            span = glossary.span(times.min(), times.max(), "{:.1f}")
             note += (
                 f", {len(unheld)} where the kernel did not hold the sender to its send buffer "
                 f"(peak in flight {span} x the granted buffer) left out"
@@ -110,12 +108,13 @@ def d_buffer_model(
             f"C_r = {fit_r:.3f}"
         )
     if not oks:
-        return ClaimResult("; ".join(parts) or "—", "pending", coverage)
+        return ClaimResult("; ".join(parts) or "—", "not run", coverage)
     return ClaimResult(
         "; ".join(parts),
         _verdict(all(oks)),
         coverage,
         statistic=("largest |error| (%)", max(worst_errors)),
+        bounds=(None, float(max_error_pct)),
     )
 
 
@@ -125,7 +124,7 @@ def d_saturation(
 ) -> ClaimResult:
     """Cells whose model window reaches the BDP run at the link's goodput capacity."""
     tables, coverage, parts = _buffer_tables(data, figures)
-    oks = []
+    oks, lowest = [], []
     for key, table in tables.items():
         table = table[table["measured_bps"].notna()]
         share = table["measured_bps"] / table["capacity_bps"]
@@ -139,15 +138,22 @@ def d_saturation(
         saturated = share[above]
         ok = float(saturated.min()) >= min_share and float(share.max()) <= max_share
         oks.append(ok)
+        lowest.append(float(saturated.min()) * 100)
         parts.append(
             f"{key}: {int(above.sum())} cells with window >= BDP reach "
-            f"{float(saturated.min()) * 100:.1f}-{float(saturated.max()) * 100:.1f} % of the "
+            f"{glossary.span(saturated.min() * 100, saturated.max() * 100, '{:.1f}')} % of the "
             f"goodput capacity ({float(table['capacity_bps'].max()) / 1e6:.0f} Mb/s); highest "
             f"share of any cell {float(share.max()) * 100:.1f} %"
         )
     if not oks:
-        return ClaimResult("; ".join(parts) or "—", "pending", coverage)
-    return ClaimResult("; ".join(parts), _verdict(all(oks)), coverage)
+        return ClaimResult("; ".join(parts) or "—", "not run", coverage)
+    return ClaimResult(
+        "; ".join(parts),
+        _verdict(all(oks)),
+        coverage,
+        statistic=("lowest share of the goodput capacity at window >= BDP (%)", min(lowest)),
+        bounds=(min_share * 100, None),
+    )
 
 
 def _cell_name(row: pd.Series) -> str:
@@ -183,7 +189,7 @@ def d_loss_models(
     table = loss_table(data[figure])
     table = table[table["measured_bps"].notna()]
     if table.empty:
-        return ClaimResult("—", "pending", f"no {figure} cell has a measured throughput")
+        return ClaimResult("—", "not run", f"no {figure} cell has a measured throughput")
     low, high = 1.0 - follow_pct / 100.0, 1.0 + follow_pct / 100.0
     rare = table[(table["timeout_share"] < rare_share) & ~table["window_capped"]]
     if sack_only:
@@ -212,9 +218,10 @@ def d_loss_models(
         where = " with SACK" if sack_only else ""
         part = (
             f"(a) rare timeouts{where}: {int(follow.sum())}/{len(rare)} cells with {asked} within "
-            f"±{follow_pct:g} % (measured/Mathis {rare['mathis_ratio'].min():.2f}-"
-            f"{rare['mathis_ratio'].max():.2f}, measured/Padhye "
-            f"{rare['padhye_ratio'].min():.2f}-{rare['padhye_ratio'].max():.2f})"
+            f"±{follow_pct:g} % (measured/Mathis "
+            f"{glossary.span(rare['mathis_ratio'].min(), rare['mathis_ratio'].max())}, "
+            f"measured/Padhye "
+            f"{glossary.span(rare['padhye_ratio'].min(), rare['padhye_ratio'].max())})"
         )
         outside = [
             f"{_cell_name(r)}: measured/Mathis {r['mathis_ratio']:.2f}, "
@@ -245,14 +252,16 @@ def d_loss_models(
         over = 1.0 / dominant["mathis_ratio"]  # Mathis / measured
         closer = np.abs(np.log(dominant["padhye_ratio"])) < np.abs(np.log(dominant["mathis_ratio"]))
         diverge = (over >= mathis_over) & closer
+        shares = glossary.span(
+            dominant["timeout_share"].min() * 100, dominant["timeout_share"].max() * 100, "{:.0f}"
+        )
         holds &= bool(diverge.all())
         part = (
-            f"(b) timeouts dominate ({dominant['timeout_share'].min() * 100:.0f}-"
-            f"{dominant['timeout_share'].max() * 100:.0f} % of the time): {int(diverge.sum())}/"
+            f"(b) timeouts dominate ({shares} % of the time): {int(diverge.sum())}/"
             f"{len(dominant)} cells where Mathis overestimates by {mathis_over:g}x or more "
-            f"(Mathis/measured {over.min():.1f}-{over.max():.1f}) and Padhye is closer "
-            f"(measured/Padhye {dominant['padhye_ratio'].min():.2f}-"
-            f"{dominant['padhye_ratio'].max():.2f})"
+            f"(Mathis/measured {glossary.span(over.min(), over.max(), '{:.1f}')}) and Padhye "
+            f"is closer (measured/Padhye "
+            f"{glossary.span(dominant['padhye_ratio'].min(), dominant['padhye_ratio'].max())})"
         )
         not_diverging = [
             f"{_cell_name(r)}: Mathis/measured {1 / r['mathis_ratio']:.2f}, "
