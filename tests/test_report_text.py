@@ -14,6 +14,8 @@ from tcprepro.claims.glossary import (
     GLOSSARY,
     count,
     glossary_tex,
+    plural,
+    ratio,
     span,
     undefined_terms,
     wording_problems,
@@ -178,6 +180,10 @@ def test_ranges_and_counts_are_worded_at_the_source():
     assert count(0, 1) == "0 of 1 cell"
     assert count(3, 4) == "3 of 4 cells"
     assert Coverage(1, 1).text() == "1 cell"
+    assert plural(1) == "1 cell"
+    assert plural(3) == "3 cells"
+    assert ratio(1, 1) == "1/1 cell"
+    assert ratio(2, 3) == "2/3 cells"
     assert not wording_problems(f"Westwood+ >= Reno in {count(0, 1)}")
 
 

@@ -722,7 +722,7 @@ def _tier_table(tier: str, tiers: Mapping[str, Cost]) -> str:
         r"emulated runs are not counted.",
         "",
         r"\begin{center}\small",
-        r"\begin{tabular}{@{}lrrrrl@{}}",
+        r"\begin{tabular}{@{}lrrrrP{0.4\linewidth}@{}}",
         rf"\toprule Tier & Runs & Simulated & {cores} cores & {cluster} cluster cores & "
         r"Command \\ \midrule",
     ]
@@ -748,11 +748,11 @@ def _decide_table(decide: Mapping[str, Cost], verdicts: Mapping[str, str]) -> st
     cores, cluster = _cores(decide.values())
     lines = [
         r"\begingroup\footnotesize",
-        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.1\linewidth}rrrP{0.5\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.1\linewidth}rrrP{0.58\linewidth}@{}}",
         rf"\caption{{The smallest command that decides each claim: its verify runs (the "
         rf"paper's settings on the claim's cells), their cost on {cores} cores and on "
         rf"{cluster} cluster cores, as \texttt{{tcprepro plan -{{}}-tier verify -{{}}-claim "
-        r"ID}} counts them. Its verdicts go to \texttt{data/claims/verify/} and the next "
+        r"ID} counts them. Its verdicts go to \texttt{data/claims/verify/} and the next "
         r"build's Section~\ref{sec:verify}.}\label{tab:decide}\\",
         rf"\toprule Claim & This build & Runs & {cores} cores & {cluster} cores & Command "
         r"\\ \midrule",
@@ -808,7 +808,7 @@ def verify_cost(config: WorkflowConfig, claims: Iterable[str]) -> dict[str, tupl
 
 def _cells_share(cells: str) -> float:
     """The share of a claim's cells that ran, from its ``cells`` text ("8 of 12 cells")."""
-    match = re.match(r"\s*(\d+) of (\d+) cells", cells or "")
+    match = re.match(r"\s*(\d+) of (\d+) cells?", cells or "")
     if not match or int(match.group(2)) == 0:
         return 1.0
     return min(1.0, int(match.group(1)) / int(match.group(2)))

@@ -20,6 +20,8 @@ __all__ = [
     "TERMS",
     "count",
     "glossary_tex",
+    "plural",
+    "ratio",
     "span",
     "undefined_terms",
     "wording_problems",
@@ -95,6 +97,16 @@ def count(k: int, n: int, noun: str = "cell", plural: str = "") -> str:
     if n == 1 and k == 1:
         return f"1 {noun}"
     return f"{k} of {n} {noun if n == 1 else many}"
+
+
+def plural(n: int, noun: str = "cell", many: str = "") -> str:
+    """``"1 cell"``, ``"3 cells"``."""
+    return f"{n} {noun if n == 1 else many or noun + 's'}"
+
+
+def ratio(k: int, n: int, noun: str = "cell") -> str:
+    """``"2/3 cells"`` (the glossary's "k/n cells"); ``"1/1 cell"`` when there is one."""
+    return f"{k}/{plural(n, noun)}"
 
 
 def wording_problems(text: str) -> list[str]:

@@ -16,6 +16,7 @@ import xarray as xr
 
 from tcprepro.analysis import study_c as analysis_c
 from tcprepro.claims import ClaimResult, check
+from tcprepro.claims.glossary import plural, ratio
 
 __all__: list[str] = []
 
@@ -145,13 +146,13 @@ def c_yeah_low_stress_full_utilisation(
     ok = queue_ok.sum() >= need and loss_ok.sum() >= need and util_ok.sum() >= need
     ratio_queue = (yeah["queue_pkts"] / rest["queue_pkts"].min("protocol")).values[cells]
     value = (
-        f"lowest mean queue in {int(queue_ok.sum())}/{n} cells (YeAH / best other: "
+        f"lowest mean queue in {ratio(int(queue_ok.sum()), n)} (YeAH / best other: "
         f"median {np.nanmedian(ratio_queue):.2f}); lowest "
         f"{'loss' if measured else 'retransmission (drops not recorded per flow)'} probability in "
         f"{int(loss_ok.sum())}/{n}; utilisation >= {min_utilisation:.0%} in "
         f"{int(util_ok.sum())}/{n} (min {np.nanmin(util):.0%}, median {np.median(util):.0%})"
     )
-    return ClaimResult(value, _verdict(bool(ok)), f"{n} cells, against {', '.join(rivals)}")
+    return ClaimResult(value, _verdict(bool(ok)), f"{plural(n)}, against {', '.join(rivals)}")
 
 
 @check

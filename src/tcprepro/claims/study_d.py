@@ -49,7 +49,7 @@ def _buffer_tables(
         # the model's premise: the sender kept to its send buffer (see buffer_table)
         held = table["send_buffer_held"].astype(bool)
         unheld = table[gated & ~held]
-        note = f"{key}: {len(table)} cells"
+        note = f"{key}: {glossary.plural(len(table))}"
         if flagged:
             note += f", {flagged} flagged by the fidelity gate and left out"
         if len(unheld):
@@ -104,7 +104,8 @@ def d_buffer_model(
             f"{float(error.max()):.1f} % (RTT {worst['rtt_s'] * 1000:g} ms, BE "
             f"{worst['send_buffer_bytes'] / 1024:g} KiB, BR {worst['recv_buffer_bytes'] / 1024:g}"
             f" KiB), median {float(error.median()):.1f} %, {share * 100:.0f} % of "
-            f"{len(limited)} cells within {mostly_error_pct:g} %; refitted C_e = {fit_e:.3f}, "
+            f"{glossary.plural(len(limited))} within {mostly_error_pct:g} %; refitted "
+            f"C_e = {fit_e:.3f}, "
             f"C_r = {fit_r:.3f}"
         )
     if not oks:
@@ -140,7 +141,7 @@ def d_saturation(
         oks.append(ok)
         lowest.append(float(saturated.min()) * 100)
         parts.append(
-            f"{key}: {int(above.sum())} cells with window >= BDP reach "
+            f"{key}: {glossary.plural(int(above.sum()))} with window >= BDP reach "
             f"{glossary.span(saturated.min() * 100, saturated.max() * 100, '{:.1f}')} % of the "
             f"goodput capacity ({float(table['capacity_bps'].max()) / 1e6:.0f} Mb/s); highest "
             f"share of any cell {float(share.max()) * 100:.1f} %"
@@ -196,7 +197,8 @@ def d_loss_models(
         rare = rare[rare["sack"].astype(bool)]
     dominant = table[table["timeout_share"] >= dominant_share]
     coverage = (
-        f"{len(table)} cells: {len(rare)} with rare timeouts, {len(dominant)} where they "
+        f"{glossary.plural(len(table))}: {len(rare)} with rare timeouts, {len(dominant)} where "
+        "they "
         f"dominate, {len(table) - len(rare) - len(dominant)} in between or window-capped"
     )
 
@@ -217,7 +219,8 @@ def d_loss_models(
         asked = " and ".join(m.capitalize() for m in follow_models)
         where = " with SACK" if sack_only else ""
         part = (
-            f"(a) rare timeouts{where}: {int(follow.sum())}/{len(rare)} cells with {asked} within "
+            f"(a) rare timeouts{where}: {glossary.ratio(int(follow.sum()), len(rare))} with "
+            f"{asked} within "
             f"±{follow_pct:g} % (measured/Mathis "
             f"{glossary.span(rare['mathis_ratio'].min(), rare['mathis_ratio'].max())}, "
             f"measured/Padhye "
@@ -257,8 +260,9 @@ def d_loss_models(
         )
         holds &= bool(diverge.all())
         part = (
-            f"(b) timeouts dominate ({shares} % of the time): {int(diverge.sum())}/"
-            f"{len(dominant)} cells where Mathis overestimates by {mathis_over:g}x or more "
+            f"(b) timeouts dominate ({shares} % of the time): "
+            f"{glossary.ratio(int(diverge.sum()), len(dominant))} where Mathis overestimates by "
+            f"{mathis_over:g}x or more "
             f"(Mathis/measured {glossary.span(over.min(), over.max(), '{:.1f}')}) and Padhye "
             f"is closer (measured/Padhye "
             f"{glossary.span(dominant['padhye_ratio'].min(), dominant['padhye_ratio'].max())})"
