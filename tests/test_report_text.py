@@ -115,6 +115,10 @@ def test_the_tier_table_prints_each_tiers_cost_and_command():
     assert "64 cluster cores" in table
 
 
+#: the overview row of the inconclusive result of _results (the third claim of the registry)
+VERDICT_ROW = load_registry()[2].id + " & "
+
+
 def _results() -> list[ClaimResult]:
     """One synthetic result per verdict, with coverage, margin and reading."""
     claims = load_registry()
@@ -146,6 +150,10 @@ def test_the_glossary_defines_every_verdict_and_coverage_word_the_report_uses(tm
         _decide_table({r["claim"]: _cost(3) for r in verdicts}, {}),
     ]
     assert undefined_terms(texts, VERDICTS) == set()
+    # the overview sets the reading beside the inconclusive verdict, and only there
+    row = next(line for line in texts[1].splitlines() if line.startswith(VERDICT_ROW))
+    assert r"\emph{reading, not a verdict: far from the tolerance}" in row
+    assert texts[1].count("reading, not a verdict") == 2  # and beside the fragile one
     # the report prints every term, each once
     glossary = _glossary()
     assert all(glossary.count(rf"\item[{term}]") == 1 for term in GLOSSARY)

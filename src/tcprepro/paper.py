@@ -536,6 +536,7 @@ def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
                         "cells": row.get("cells", "") or "",
                         "coverage": row.get("coverage", "") or "",
                         "confidence": row.get("confidence", "") or "",
+                        "reading": row.get("reading", "") or "",
                         "emulated_verdict": row.get("emulated_verdict", "") or "",
                         "emulated_backend": row.get("emulated_backend", "") or "",
                         "emulated_cells": row.get("emulated_cells", "") or "",
@@ -672,6 +673,8 @@ def _glance(
         ran = f"ran {row['cells']}" if row["cells"] else ""
         coverage = "; ".join(text for text in (ran, row["coverage"]) if text)
         verdict = _verdict(row["verdict"])
+        if row.get("reading"):  # where the value stands, marked as not a verdict
+            verdict += rf"\newline{{\footnotesize\emph{{{tex(row['reading'])}}}}}"
         if row["emulated_verdict"]:
             # a twin whose runs this build did not make says so, not only "not run" (short:
             # the verdict column is narrow; the claim's own section says it in full)

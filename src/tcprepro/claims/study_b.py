@@ -626,7 +626,12 @@ def b_mimd_grid(
             what=f"MIMD {alpha:g}/{beta:g}",
         ),
     ]
-    return _result(parts, missing, (f"MIMD {scalable[0]:g}/{scalable[1]:g} (Mb/s)", base))
+    return _result(
+        parts,
+        missing,
+        (f"MIMD {scalable[0]:g}/{scalable[1]:g} (Mb/s)", base),
+        (float(scalable_range[0]), float(scalable_range[1])),
+    )
 
 
 # ---- B5.20 (pacing) -----------------------------------------------------------------------

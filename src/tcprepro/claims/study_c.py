@@ -53,7 +53,7 @@ def c_yeah_flows_converge(
     runs = _cell_runs(data[figure], "second", "YeahPaper")
     if not runs:
         return ClaimResult("—", "not run", f"{figure} has no YeahPaper/YeahPaper run")
-    parts, ok = [], True
+    parts, ok, slowest = [], True, 0.0
     for run in runs:
         rtt_s = analysis_c.path_rtt_s(str(run["run_config"].values))
         converged_s = analysis_c.convergence_time_s(run, factor=factor, smooth_s=smooth_s)
@@ -62,13 +62,20 @@ def c_yeah_flows_converge(
         first, second = (float(cwnd.sel(flow=f).where(last).mean()) for f in ("f1", "f2"))
         gap = abs(first - second) / max(first, second)
         rtts = converged_s / rtt_s
+        slowest = max(slowest, float(rtts) if np.isfinite(rtts) else float("inf"))
         ok &= bool(np.isfinite(rtts) and rtts <= max_rtts and gap <= end_tolerance)
         when = "never" if not np.isfinite(rtts) else f"after {converged_s:.1f} s ({rtts:.0f} RTTs)"
         parts.append(
             f"rep {int(run['rep'])}: within x{factor:g} {when}; last third cwnd "
             f"{first:.0f} vs {second:.0f} segments ({gap:.0%} apart)"
         )
-    return ClaimResult("; ".join(parts), _verdict(ok), f"{len(runs)} repetition(s)")
+    return ClaimResult(
+        "; ".join(parts),
+        _verdict(ok),
+        f"{len(runs)} repetition(s)",
+        statistic=("slowest convergence (RTTs)", slowest),
+        bounds=(None, float(max_rtts)),
+    )
 
 
 @check
@@ -91,20 +98,27 @@ def c_yeah_against_reno(
     if "cc_RenoCount" not in data[figure]:
         return ClaimResult("—", "not run", f"{figure} did not sample YeAH's count_reno")
     low, high = share_range
-    parts, ok = [], True
+    parts, ok, shares = [], True, []
     for run in runs:
         seen = analysis_c.reno_detection(run)
         detected = np.isfinite(seen["detected_s"])
         ok &= bool(
             detected and seen["slow_fraction"] >= min_slow_fraction and low <= seen["share"] <= high
         )
+        shares.append(float(seen["share"]))
         when = f"{seen['detected_s']:.1f} s after Reno's start" if detected else "never"
         parts.append(
             f"rep {int(run['rep'])}: cwnd < count_reno {when}; Slow mode "
             f"{seen['slow_fraction']:.0%} of the time after; YeAH's share "
             f"{seen['share']:.2f} (second half)"
         )
-    return ClaimResult("; ".join(parts), _verdict(ok), f"{len(runs)} repetition(s)")
+    return ClaimResult(
+        "; ".join(parts),
+        _verdict(ok),
+        f"{len(runs)} repetition(s)",
+        statistic=("YeAH's mean share of the goodput", float(np.mean(shares))),
+        bounds=(float(low), float(high)),
+    )
 
 
 @check
