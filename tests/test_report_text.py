@@ -32,6 +32,7 @@ BAD_FIXTURES = [
     "ran 1 of 1 cells",
     "B-c1: 1/1 cells",
     "fragile: 3 of 4 resamples agree; phi (%) 19 (95 % interval 19 to 19)",
+    "rep 0: cwnd < count_reno never; Slow mode nan% of the time after",
 ]
 GOOD_STRINGS = [
     "reach 99.5-100.0 % of the goodput capacity",

@@ -78,6 +78,7 @@ _NUMBER = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 _EQUAL_RANGE = re.compile(
     rf"(?<![\w.]){_NUMBER}\s*(?:-|–|to)\s*{_NUMBER}(?![\w.])",
 )
+_NAN = re.compile(r"\bnan ?%|\bnan\b(?= (?:s|ms|Mb/s|RTTs|segments|of))")
 _OF_ONE = re.compile(r"\bof 1 cells\b|(?<![\d.])1 cells\b|(?<![\d/])1/1 cells\b")
 
 
@@ -110,13 +111,14 @@ def ratio(k: int, n: int, noun: str = "cell") -> str:
 
 
 def wording_problems(text: str) -> list[str]:
-    """What reads as a bug in generated ``text``: equal-end ranges, "of 1 cells"."""
+    """What reads as a bug in generated ``text``: equal-end ranges, "of 1 cells", "nan%"."""
     problems = []
     for match in _EQUAL_RANGE.finditer(text):
         ends = re.split(r"\s*(?:-|–|to)\s*", match[0].lstrip("+-"), maxsplit=1)
         if len(ends) == 2 and ends[0] == ends[1]:
             problems.append(f"a range with equal ends: {match[0]!r}")
     problems += [f"a count of one in the plural: {m[0]!r}" for m in _OF_ONE.finditer(text)]
+    problems += [f"a number not computed: {m[0]!r}" for m in _NAN.finditer(text)]
     return problems
 
 

@@ -107,9 +107,13 @@ def c_yeah_against_reno(
         )
         shares.append(float(seen["share"]))
         when = f"{seen['detected_s']:.1f} s after Reno's start" if detected else "never"
+        slow = (
+            f"Slow mode {seen['slow_fraction']:.0%} of the time after"
+            if np.isfinite(seen["slow_fraction"])
+            else "so no time in Slow mode after it"
+        )
         parts.append(
-            f"rep {int(run['rep'])}: cwnd < count_reno {when}; Slow mode "
-            f"{seen['slow_fraction']:.0%} of the time after; YeAH's share "
+            f"rep {int(run['rep'])}: cwnd < count_reno {when}; {slow}; YeAH's share "
             f"{seen['share']:.2f} (second half)"
         )
     return ClaimResult(
