@@ -653,8 +653,8 @@ def _glance(
     lines += [r"\bottomrule", r"\end{longtable}", ""]
     statements = {claim.id: claim.text for claim in load_registry()}
     lines += [
-        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.37\linewidth}P{0.14\linewidth}"
-        r"P{0.32\linewidth}r@{}}",
+        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.34\linewidth}P{0.14\linewidth}"
+        r"P{0.31\linewidth}r@{}}",
         r"\caption{Every claim: what it says, its verdict in this build and the page of its "
         r"row. Coverage: the claim's cells (those the claims registry names) that ran in this "
         r"build, then what its check covered or misses (terms: "
@@ -933,8 +933,8 @@ def _history_table(records: list[dict[str, str]]) -> str:
     if not records:
         return ""
     lines = [
-        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.09\linewidth}P{0.15\linewidth}"
-        r"P{0.2\linewidth}P{0.2\linewidth}P{0.21\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.09\linewidth}P{0.14\linewidth}"
+        r"P{0.19\linewidth}P{0.18\linewidth}P{0.19\linewidth}@{}}",
         r"\caption{The verdict history: every verify and paper-tier verdict kept as a record "
         r"(\texttt{records/verdicts.csv}) with its reading (a digest of its tolerance and rules), "
         r"the stack profile and the commit its runs were made at, and for a changed verdict what "
