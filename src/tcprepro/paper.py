@@ -671,7 +671,9 @@ def _glance(
             lines.append(r"\addlinespace")
         study = row["study"]
         ran = f"ran {row['cells']}" if row["cells"] else ""
-        coverage = "; ".join(text for text in (ran, row["coverage"]) if text)
+        # the check's own coverage, unless it only repeats the cells that ran ("1 cell")
+        own = row["coverage"] if row["coverage"] != row["cells"] else ""
+        coverage = "; ".join(text for text in (ran, own) if text)
         verdict = _verdict(row["verdict"])
         if row.get("reading"):  # where the value stands, marked as not a verdict
             verdict += rf"\newline{{\footnotesize\emph{{{tex(row['reading'])}}}}}"
