@@ -106,8 +106,8 @@ def test_a_claims_reproduced_and_not_reproduced_on_known_data():
     assert results["A-c4"].verdict == "reproduced"
     assert results["A-c5"].verdict == "reproduced"
     assert results["A-c6"].verdict == "reproduced"
-    assert results["A-c2"].verdict == "pending"  # no Compound in this data
-    assert results["A-c8"].verdict == "pending"  # no A3/A4
+    assert results["A-c2"].verdict == "not run"  # no Compound in this data
+    assert results["A-c8"].verdict == "not run"  # no A3/A4
 
     # the same checks fail when the data disagrees
     bad = a_figure("A2", grid((70, 70)), rtt_s=0.7)
@@ -244,7 +244,7 @@ def test_every_verdict_carries_its_coverage_and_confidence():
     assert result.confidence.startswith("fragile")
     assert "95 % interval" in result.confidence
     text = format_table([result])
-    assert "REPRODUCED on 1 of 1 cells" in text
+    assert "REPRODUCED on 1 cell" in text
     assert "confidence: fragile" in text
 
 
@@ -263,7 +263,7 @@ def test_a_claim_not_reproduced_always_says_why(tmp_path):
     write_csv([result], tmp_path / "c.csv")
     row = next(csv.DictReader((tmp_path / "c.csv").open()))
     assert row["verdict"] == "not reproduced"
-    assert row["cells"] == "1 of 1 cells"
+    assert row["cells"] == "1 cell"
     assert row["explanation"] == result.explanation
 
 

@@ -60,7 +60,7 @@ def test_the_twin_disagrees_and_the_claim_gets_two_different_verdicts(ns3, tmp_p
     assert second.verdict == "not reproduced"
     assert second.backend == "Linux (UML)"
     assert "up 70" in second.value
-    assert second.cells == "1 of 1 cells"
+    assert second.cells == "1 cell"
     assert second.explanation  # a disagreement says why, on the twin's traces
     assert "X9" in second.explanation
     # the twin's verdict reads the twin: its claim names X9 where the first names A2
@@ -77,19 +77,19 @@ def test_the_twin_disagrees_and_the_claim_gets_two_different_verdicts(ns3, tmp_p
     assert rows["A-c5"]["verdict"] == "reproduced"
     assert rows["A-c5"]["emulated_verdict"] == "not reproduced"
     assert rows["A-c5"]["emulated_backend"] == "Linux (UML)"
-    assert rows["A-c5"]["emulated_cells"] == "1 of 1 cells"
+    assert rows["A-c5"]["emulated_cells"] == "1 cell"
     assert "up 70" in rows["A-c5"]["emulated_value"]
     assert rows["A-c6"]["emulated_verdict"] == ""
     assert rows["A-c6"]["emulated_value"] == ""
 
     write_tex(list(results.values()), tmp_path / "T.tex", caption="c")
     tex = (tmp_path / "T.tex").read_text()
-    line = r"\newline{\footnotesize Linux (UML): \textcolor{BrickRed}{not reproduced}, 1 of 1 cells"
+    line = r"\newline{\footnotesize Linux (UML): \textcolor{BrickRed}{not reproduced}, 1 cell"
     assert line in tex
     assert tex.count("Linux (UML):") == 1  # A-c6 has no second line
     assert r"\item[A-c5] Linux (UML), X9's emulated runs of A2's cells: not reproduced" in tex
     text = format_table(list(results.values()))
-    assert "Linux (UML): NOT REPRODUCED on 1 of 1 cells" in text
+    assert "Linux (UML): NOT REPRODUCED on 1 cell" in text
 
 
 def test_the_twin_missing_the_regime_is_inconclusive(ns3):
@@ -101,23 +101,23 @@ def test_the_twin_missing_the_regime_is_inconclusive(ns3):
     assert "shorter than 300 RTTs" in result.emulated.explanation
     assert "X9" in result.emulated.explanation
     # the twin running part of the claim's cells: the coverage says so
-    assert result.emulated.cells == "1 of 1 cells"
+    assert result.emulated.cells == "1 cell"
     partial = emulated({("Vegas", "Vegas"): (40, 30)})
     result = judge(ns3, {"X9": partial})["A-c5"]
-    assert result.emulated.verdict == "pending"
-    assert result.emulated.cells == "0 of 1 cells"
+    assert result.emulated.verdict == "not run"
+    assert result.emulated.cells == "0 of 1 cell"
 
 
 def test_a_build_without_emulation_says_so(ns3, tmp_path):
     results = judge(ns3, None, emulation_note="excluded by the profile (emulation: exclude)")
     second = results["A-c5"].emulated
-    assert second.verdict == "pending"
+    assert second.verdict == "not run"
     assert second.coverage == "not emulated in this build"
     assert second.explanation == "excluded by the profile (emulation: exclude)"
     assert results["A-c6"].emulated is None
     write_tex(list(results.values()), tmp_path / "T.tex", caption="c")
     tex = (tmp_path / "T.tex").read_text()
-    assert r"\textcolor{gray}{pending}, not emulated in this build}" in tex
+    assert r"\textcolor{gray}{not run}, not emulated in this build}" in tex
     # emulation in the build, but not this twin
     assert judge(ns3, {})["A-c5"].emulated.explanation == "X9 has no emulated dataset in this build"
 
@@ -247,7 +247,7 @@ def test_the_report_counts_second_verdicts_apart(ns3, tmp_path):
         read_verdicts([tmp_path / "A.csv"]),
     )
     row = next(line for line in text.splitlines() if line.startswith("A-c5 &"))
-    assert "pending} (not in this build)" in row, row
+    assert "not run} (not in this build)" in row, row
 
 
 def test_the_second_verdict_keeps_the_claims_table_within_the_page(ns3, tmp_path):

@@ -265,7 +265,9 @@ def test_verdict_totals_count_every_verdict_the_csvs_hold(tmp_path):
     assert r"\pageref{claim:B-c2}" in text
     # each claim's coverage: the cells of the claim that ran, then what is missing
     row = next(line for line in text.splitlines() if line.startswith("A-c2 &"))
-    assert row.split(" & ")[2] == "ran 1 of 2 cells; B=100 not run"
+    assert row.split(" & ")[3] == "ran 1 of 2 cells; B=100 not run"
+    # and what the claim says, beside its id
+    assert row.split(" & ")[1].startswith("A CUBIC download")
 
 
 def test_overfull_boxes_are_attributed_to_the_generated_file():
@@ -399,16 +401,16 @@ def test_the_verify_section_sets_the_verify_verdicts_next_to_this_builds(tmp_pat
     # no verify build: one line that says so
     assert "No verify-tier results" in _verify_section(config, "quick", [], [])
     here = tmp_path / "B.csv"
-    here.write_text("claim,paper,reproduced,verdict,cells\nB-c1,p,r,inconclusive,1 of 1 cells\n")
+    here.write_text("claim,paper,reproduced,verdict,cells\nB-c1,p,r,inconclusive,1 cell\n")
     verify = tmp_path / "verify" / "B.csv"
     verify.parent.mkdir()
-    verify.write_text("claim,paper,reproduced,verdict,cells\nB-c1,p,r,reproduced,1 of 1 cells\n")
+    verify.write_text("claim,paper,reproduced,verdict,cells\nB-c1,p,r,reproduced,1 cell\n")
     text = _verify_section(config, "quick", read_verdicts([here]), read_verdicts([verify]))
     row = next(line for line in text.splitlines() if line.startswith("B-c1 &"))
     cells = row.split(" & ")
     assert cells[1] == r"\textcolor{BurntOrange}{inconclusive}"
     assert cells[2] == r"\textcolor{ForestGreen}{reproduced}"
-    assert cells[3] == "1 of 1 cells"
+    assert cells[3] == "1 cell"
     # the simulated time is the paper tier's: its cells x repetitions x duration
     paper = config.figure_scenario("B5.1", "paper")
     reps = int(config.tier_settings("B5.1", "paper")["repetitions"])
@@ -437,7 +439,7 @@ def test_the_verify_section_compiles_and_prints_its_row(tmp_path):
     from tcprepro.paper import _verify_section, overfull_boxes, verify_cost
 
     here = [{"claim": "B-c1", "study": "B", "verdict": "inconclusive", "cells": "", "coverage": ""}]
-    verify = [dict(here[0], verdict="not reproduced", cells="1 of 1 cells")]
+    verify = [dict(here[0], verdict="not reproduced", cells="1 cell")]
     body = _verify_section(_config(), "quick", here, verify)
     preamble = (ROOT / "paper/preamble.tex").read_text()
     (tmp_path / "t.tex").write_text(
@@ -474,7 +476,7 @@ def test_the_verify_section_lists_apart_the_claims_no_verify_run_decided(tmp_pat
     here = tmp_path / "B.csv"
     here.write_text(
         "claim,paper,reproduced,verdict,cells,confidence\n"
-        "B-c1,p,r,inconclusive,1 of 1 cells,\n"
+        "B-c1,p,r,inconclusive,1 cell,\n"
         "B-c2,p,r,inconclusive,3 of 3 cells,\n"
         "B-c3,p,r,reproduced,8 of 8 cells,fragile: 10 of 16 resamples agree\n"
         "B-c4,p,r,not reproduced,2 of 2 cells,robust: 27 of 27\n"
@@ -483,8 +485,8 @@ def test_the_verify_section_lists_apart_the_claims_no_verify_run_decided(tmp_pat
     verify.parent.mkdir()
     verify.write_text(
         "claim,paper,reproduced,verdict,cells\n"
-        "B-c1,p,r,reproduced,1 of 1 cells\n"
-        "B-c2,p,—,pending,0 of 3 cells\n"
+        "B-c1,p,r,reproduced,1 cell\n"
+        "B-c2,p,—,not run,0 of 3 cells\n"
         "B-c3,p,—,pending,0 of 8 cells\n"
         "B-c4,p,r,not reproduced,2 of 2 cells\n"
     )

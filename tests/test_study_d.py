@@ -8,6 +8,7 @@ import xarray as xr
 from conftest import ROOT
 from tcprepro import metrics
 from tcprepro.claims import check_claims
+from tcprepro.claims.glossary import wording_problems
 from tcprepro.models.throughput import application_throughput_bps, mathis_throughput_bps
 from tcprepro.scenario_io import load_scenario
 
@@ -110,7 +111,11 @@ def test_buffer_claims_pass_on_ns3_and_fail_when_the_data_disagree(tiny_d1):
     results = _verdicts({"D1": tiny_d1})
     assert results["D-c1"].verdict == "reproduced", results["D-c1"].value
     assert results["D-c2"].verdict == "reproduced", results["D-c2"].value
-    assert results["D-c3"].verdict == "pending"  # D3 not given
+    assert results["D-c3"].verdict == "not run"  # D3 not given
+    # one cell at window >= BDP: its share is printed once, not as a range with equal ends
+    assert wording_problems(results["D-c2"].value) == [], results["D-c2"].value
+    assert results["D-c2"].margin is not None
+    assert results["D-c2"].margin.distance >= 0
     # the same runs with the throughput scaled by 0.6 (as a Linux overhead would do):
     # the buffer-limited cell is 67 % off the C = 1 model and the saturated one at 60 %
     scaled = tiny_d1.copy()
@@ -132,6 +137,8 @@ def test_buffer_claims_pass_on_ns3_and_fail_when_the_data_disagree(tiny_d1):
     results = _verdicts({"D1": short})
     assert results["D-c1"].verdict == "inconclusive"
     assert "shorter than 50 RTTs" in results["D-c1"].explanation
+    # where the value stands, beside the verdict and apart from it
+    assert results["D-c1"].reading_text().startswith("reading, not a verdict: ")
 
 
 def test_a_sender_past_its_send_buffer_is_named_and_left_out_of_the_buffer_claims(tiny_d1):
@@ -159,10 +166,10 @@ def test_a_sender_past_its_send_buffer_is_named_and_left_out_of_the_buffer_claim
         coverage = results[claim].coverage
         assert "1 where the kernel did not hold the sender to its send buffer" in coverage
         assert "(peak in flight 2.3 x the granted buffer) left out" in coverage
-    # D-c1 judges D1.1 on the other cell only (1 of 1 cells, BE 2 MiB)
+    # D-c1 judges D1.1 on the other cell only (one cell, BE 2 MiB)
     part = results["D-c1"].value.split("D1.1 (mininet)")[1]
     assert "BE 2048 KiB" in part
-    assert "of 1 cells" in part
+    assert "of 1 cell within" in part
     assert "BE 64 KiB" not in part
 
 
@@ -222,7 +229,7 @@ def test_loss_claim_is_judged_twice_on_x4(tiny_d3):
     blind = {
         r.claim.id: r for r in check_claims({"D3": tiny_d3}, study="D", emulated={"X4": without})
     }["D-c3"].emulated
-    assert blind.verdict in ("pending", "inconclusive"), blind.value
+    assert blind.verdict in ("not run", "inconclusive"), blind.value
 
 
 def xr_where_loss(ds, loss, factor):

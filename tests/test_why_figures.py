@@ -193,7 +193,7 @@ def test_a_claim_not_reproduced_draws_its_first_explained_cell_that_ran_else_its
     plain = t_claim("T-4", "why_test_not_reproduced")
     missing = Claim("T-5", "T", "t", "p", "tol", "why_test_not_reproduced", requires=("T2",))
     results = check_claims({"T1": ds}, registry=[explained, plain, missing], resamples=0)
-    assert [r.verdict for r in results] == ["not reproduced", "not reproduced", "pending"]
+    assert [r.verdict for r in results] == ["not reproduced", "not reproduced", "not run"]
     assert results[0].trace.figure == "T1"
     assert results[0].trace.cell == {"up": "Vegas", "down": "NewReno"}
     assert results[0].trace.rep == 0

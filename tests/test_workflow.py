@@ -190,11 +190,11 @@ def test_smoke_run_produces_figures_claims_and_paper(smoke_run):
         assert claim in claims
     log = (workdir / "data/logs/claims/A.log").read_text()
     # one block per claim, its verdict in capitals after the id, with its coverage
-    verdicts = "REPRODUCED|NOT REPRODUCED|INCONCLUSIVE|PENDING"
-    assert re.search(rf"^A-c5 +({verdicts}) on 1 of 1 cells$", log, re.M)
+    verdicts = "REPRODUCED|NOT REPRODUCED|INCONCLUSIVE|NOT RUN|PENDING"
+    assert re.search(rf"^A-c5 +({verdicts}) on 1 cell$", log, re.M)
     tex = (workdir / "paper/generated/claims_A.tex").read_text()
     assert "A-c2" in tex
-    assert "pending" in tex
+    assert "not run" in tex
     # a trace figure under the why of every claim not reproduced or inconclusive, no other
     rows = csv.DictReader((workdir / "data/claims/A.csv").open())
     explained = {r["claim"] for r in rows if r["verdict"] in ("not reproduced", "inconclusive")}

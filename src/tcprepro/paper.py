@@ -43,7 +43,17 @@ import xarray as xr
 
 from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig, cell_name
-from tcprepro.claims import NOT_EMULATED, VERDICT_COLOURS
+from tcprepro.campaign.plan import (
+    CLUSTER_CORES,
+    TIER_COMMANDS,
+    Cost,
+    claim_costs,
+    decide_command,
+    duration_text,
+    tier_cost,
+)
+from tcprepro.claims import NOT_EMULATED, UNDECIDED, VERDICT_COLOURS, load_registry
+from tcprepro.claims.glossary import glossary_tex
 from tcprepro.claims.history import read_records
 from tcprepro.errors import ConfigError
 from tcprepro.latex import atomic_write as _write
@@ -526,6 +536,7 @@ def read_verdicts(paths: Iterable[str | Path]) -> list[dict[str, str]]:
                         "cells": row.get("cells", "") or "",
                         "coverage": row.get("coverage", "") or "",
                         "confidence": row.get("confidence", "") or "",
+                        "reading": row.get("reading", "") or "",
                         "emulated_verdict": row.get("emulated_verdict", "") or "",
                         "emulated_backend": row.get("emulated_backend", "") or "",
                         "emulated_cells": row.get("emulated_cells", "") or "",
@@ -577,7 +588,9 @@ def _glance(
     statuses: Mapping[str, Status],
     runs_text: Mapping[str, str],
     verdicts: list[dict[str, str]],
+    next_steps: str = "",
 ) -> str:
+    """The at-a-glance section: totals, ``next_steps`` (the tier table), artefacts, claims."""
     kinds = [s.kind for s in statuses.values()]
     counts = {k: kinds.count(k) for k in ("full", "partial", "not run", "excluded")}
     verdict_names = _verdict_order(r["verdict"] for r in verdicts)
@@ -613,6 +626,7 @@ def _glance(
         r"\end{tabular}",
         r"\end{center}",
         "",
+        next_steps,
         r"\begingroup\footnotesize",
         r"\begin{longtable}{@{}P{0.05\linewidth}P{0.34\linewidth}P{0.2\linewidth}"
         r"P{0.27\linewidth}r@{}}",
@@ -637,15 +651,18 @@ def _glance(
             rf"{_page(status, config)} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}", ""]
+    statements = {claim.id: claim.text for claim in load_registry()}
     lines += [
-        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.17\linewidth}P{0.63\linewidth}r@{}}",
-        r"\caption{Every claim: its verdict in this build and the page of its row. Coverage: "
-        r"the claim's cells (those the claims registry names) that ran in this build, then "
-        r"what its check covered or misses.}"
+        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.34\linewidth}P{0.14\linewidth}"
+        r"P{0.31\linewidth}r@{}}",
+        r"\caption{Every claim: what it says, its verdict in this build and the page of its "
+        r"row. Coverage: the claim's cells (those the claims registry names) that ran in this "
+        r"build, then what its check covered or misses (terms: "
+        r"Section~\ref{sec:glossary}).}"
         r"\label{tab:glance-claims}\\",
-        r"\toprule Claim & Verdict & Coverage & Page \\ \midrule",
+        r"\toprule Claim & Statement & Verdict & Coverage & Page \\ \midrule",
         r"\endfirsthead",
-        r"\toprule Claim & Verdict & Coverage & Page \\ \midrule",
+        r"\toprule Claim & Statement & Verdict & Coverage & Page \\ \midrule",
         r"\endhead",
     ]
     study = None
@@ -654,10 +671,14 @@ def _glance(
             lines.append(r"\addlinespace")
         study = row["study"]
         ran = f"ran {row['cells']}" if row["cells"] else ""
-        coverage = "; ".join(text for text in (ran, row["coverage"]) if text)
+        # the check's own coverage, unless it only repeats the cells that ran ("1 cell")
+        own = row["coverage"] if row["coverage"] != row["cells"] else ""
+        coverage = "; ".join(text for text in (ran, own) if text)
         verdict = _verdict(row["verdict"])
+        if row.get("reading"):  # where the value stands, marked as not a verdict
+            verdict += rf"\newline{{\footnotesize\emph{{{tex(row['reading'])}}}}}"
         if row["emulated_verdict"]:
-            # a twin whose runs this build did not make says so, not only "pending" (short:
+            # a twin whose runs this build did not make says so, not only "not run" (short:
             # the verdict column is narrow; the claim's own section says it in full)
             absent = row["emulated_coverage"] == NOT_EMULATED
             verdict += (
@@ -667,11 +688,105 @@ def _glance(
                 + "}"
             )
         lines.append(
-            rf"{tex(row['claim'])} & {verdict} & {tex(coverage)} & "
-            rf"\pageref{{claim:{row['claim']}}} \\"
+            rf"{tex(row['claim'])} & {tex(statements.get(row['claim'], ''))} & {verdict} & "
+            rf"{tex(coverage)} & \pageref{{claim:{row['claim']}}} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}", r"\endgroup", ""]
     return "\n".join(lines) + "\n"
+
+
+#: the tiers the "what to run next" table lists, cheapest first
+PLAN_TIERS = ("smoke", "quick", "verify", "paper")
+
+
+def _command(text: str) -> str:
+    """A shell command in typewriter type, its double dashes kept apart (no en dash)."""
+    return r"\texttt{" + tex(text).replace("--", "-{}-") + "}"
+
+
+def _cores(costs: Iterable[Cost]) -> tuple[int, int]:
+    """The local and cluster core counts the costs were computed for."""
+    some = next(iter(costs), None)
+    return (some.cores, some.cluster_cores) if some else (2, CLUSTER_CORES)
+
+
+def _tier_table(tier: str, tiers: Mapping[str, Cost]) -> str:
+    """What to run next: each tier's runs, cost and command.
+
+    ``tiers``: their costs (:func:`tcprepro.campaign.plan.tier_cost`).
+    """
+    cores, cluster = _cores(tiers.values())
+    lines = [
+        r"\subsection{What to run next}\label{sec:next}",
+        rf"This build ran the \texttt{{{tex(tier)}}} tier. The tiers below differ in run "
+        r"length and repetitions (docs/tiers.md); the \texttt{verify} tier runs the paper's "
+        r"settings on exactly the cells the claims read, and decides a claim below it left "
+        r"inconclusive. Runs, simulated time and wall times are those of \texttt{tcprepro plan} "
+        rf"(its cost model, calibrated per study on the measured rates of BENCHMARKS.md): on "
+        rf"{cores} local cores, and as cluster jobs on {cluster} cores (docs/cluster.md); "
+        r"emulated runs are not counted.",
+        "",
+        r"\begin{center}\small",
+        r"\begin{tabular}{@{}lrrrrP{0.4\linewidth}@{}}",
+        rf"\toprule Tier & Runs & Simulated & {cores} cores & {cluster} cluster cores & "
+        r"Command \\ \midrule",
+    ]
+    for name, cost in tiers.items():
+        mark = r"\textbf{" + tex(name) + "}" if name == tier else tex(name)
+        lines.append(
+            rf"{mark} & {cost.runs} & {duration_text(cost.simulated_s)} & "
+            rf"{duration_text(cost.local_s)} & {duration_text(cost.cluster_s)} & "
+            rf"{_command(TIER_COMMANDS[name])} \\"
+        )
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{center}", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _decide_table(decide: Mapping[str, Cost], verdicts: Mapping[str, str]) -> str:
+    """Each claim's deciding command and its cost.
+
+    ``decide``: each claim's verify runs (:func:`tcprepro.campaign.plan.claim_costs`);
+    ``verdicts``: this build's verdict of each claim.
+    """
+    if not decide:
+        return ""
+    cores, cluster = _cores(decide.values())
+    lines = [
+        r"\begingroup\footnotesize",
+        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.1\linewidth}rrrP{0.58\linewidth}@{}}",
+        rf"\caption{{The smallest command that decides each claim: its verify runs (the "
+        rf"paper's settings on the claim's cells), their cost on {cores} cores and on "
+        rf"{cluster} cluster cores, as \texttt{{tcprepro plan -{{}}-tier verify -{{}}-claim "
+        r"ID} counts them. Its verdicts go to \texttt{data/claims/verify/} and the next "
+        r"build's Section~\ref{sec:verify}.}\label{tab:decide}\\",
+        rf"\toprule Claim & This build & Runs & {cores} cores & {cluster} cores & Command "
+        r"\\ \midrule",
+        r"\endfirsthead",
+        rf"\toprule Claim & This build & Runs & {cores} cores & {cluster} cores & Command "
+        r"\\ \midrule",
+        r"\endhead",
+    ]
+    for claim, cost in decide.items():
+        verdict = verdicts.get(claim)
+        command = decide_command(claim)
+        head, _, tail = command.partition(" --config ")
+        lines.append(
+            rf"{tex(claim)} & {_verdict(verdict) if verdict else '---'} & {cost.runs} & "
+            rf"{duration_text(cost.local_s)} & {duration_text(cost.cluster_s)} & "
+            rf"{_command(head)}\newline\hspace*{{1em}}{_command('--config ' + tail)} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}", r"\endgroup", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _glossary() -> str:
+    """The glossary of the verdict and coverage words (:mod:`tcprepro.claims.glossary`)."""
+    return (
+        r"\subsection{Terms}\label{sec:glossary}"
+        "\n"
+        r"Each verdict and coverage word of this report has one meaning:"
+        "\n" + glossary_tex()
+    )
 
 
 def verify_cost(config: WorkflowConfig, claims: Iterable[str]) -> dict[str, tuple[int, float]]:
@@ -698,7 +813,7 @@ def verify_cost(config: WorkflowConfig, claims: Iterable[str]) -> dict[str, tupl
 
 def _cells_share(cells: str) -> float:
     """The share of a claim's cells that ran, from its ``cells`` text ("8 of 12 cells")."""
-    match = re.match(r"\s*(\d+) of (\d+) cells", cells or "")
+    match = re.match(r"\s*(\d+) of (\d+) cells?", cells or "")
     if not match or int(match.group(2)) == 0:
         return 1.0
     return min(1.0, int(match.group(1)) / int(match.group(2)))
@@ -731,7 +846,7 @@ def _verify_section(
     here = {row["claim"]: row["verdict"] for row in verdicts}
     # a verify build restricted to some claims still judges the others of its studies:
     # those (no cell ran) are listed apart, never as verify verdicts
-    ran = [row for row in verify if row["verdict"] != "pending"]
+    ran = [row for row in verify if row["verdict"] not in UNDECIDED]
     cost = verify_cost(config, [row["claim"] for row in ran])
     lines = [
         head,
@@ -789,7 +904,7 @@ def _verify_section(
 def _whatif_table(verify: list[dict[str, str]], whatif: Mapping[str, list[dict[str, str]]]) -> str:
     """The what-if verdicts (a testbed unknown run the other way) beside the verify ones."""
     rows = [(name, row) for name, found in sorted(whatif.items()) for row in found]
-    rows = [(name, row) for name, row in rows if row["verdict"] != "pending"]
+    rows = [(name, row) for name, row in rows if row["verdict"] not in UNDECIDED]
     if not rows:
         return ""
     main = {row["claim"]: row for row in verify}
@@ -820,8 +935,8 @@ def _history_table(records: list[dict[str, str]]) -> str:
     if not records:
         return ""
     lines = [
-        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.09\linewidth}P{0.15\linewidth}"
-        r"P{0.2\linewidth}P{0.2\linewidth}P{0.21\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.07\linewidth}P{0.09\linewidth}P{0.14\linewidth}"
+        r"P{0.19\linewidth}P{0.18\linewidth}P{0.19\linewidth}@{}}",
         r"\caption{The verdict history: every verify and paper-tier verdict kept as a record "
         r"(\texttt{records/verdicts.csv}) with its reading (a digest of its tolerance and rules), "
         r"the stack profile and the commit its runs were made at, and for a changed verdict what "
@@ -1001,6 +1116,7 @@ def write_paper_inputs(
     verify_csvs: Iterable[str | Path] = (),
     whatif_csvs: Iterable[str | Path] = (),
     records: str | Path | None = None,
+    plan: bool = True,
 ) -> list[Path]:
     """Write glance, body, parameters, deviations, provenance and numbers into ``out_dir``.
 
@@ -1030,6 +1146,9 @@ def write_paper_inputs(
         the verify verdicts, each named by its what-if.
     records
         The verdict records (``records/verdicts.csv``): the history table.
+    plan
+        Whether to cost the tiers and each claim's verify runs for the section "What to
+        run next" (:mod:`tcprepro.campaign.plan`); without it the section has no tables.
     source
         The record of an imported trace bundle
         (:func:`tcprepro.campaign.bundle.source_record`), or None when every run was
@@ -1081,9 +1200,16 @@ def write_paper_inputs(
         **_quoted_parameters(config),
     }
     studies = sorted({str(config.figure(f)["study"]) for f in order})
+    claim_ids = [row["claim"] for row in verdicts]
+    tiers = {t: tier_cost(config, t) for t in PLAN_TIERS} if plan else {}
+    decide = claim_costs(config, claim_ids) if plan else {}
     written = []
     for name, text in {
-        "glance.tex": _glance(config, tier, order, statuses, runs_text, verdicts)
+        "glance.tex": _glance(
+            config, tier, order, statuses, runs_text, verdicts, _tier_table(tier, tiers)
+        )
+        + _decide_table(decide, {r["claim"]: r["verdict"] for r in verdicts})
+        + _glossary()
         + _verify_section(config, tier, verdicts, verify, whatif, history),
         "body.tex": _body(
             config, order, statuses, facts, lines_of, figure_dir, claims_dir, tier, studies

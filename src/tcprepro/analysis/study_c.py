@@ -175,12 +175,12 @@ def format_loss_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Table C2 as text for the paper.
 
     Three significant digits, "--" for no loss (the paper's dash), "n/l" where the
-    seed's Table I is not legible, "pending" for a cell without runs.
+    seed's Table I is not legible, "not run" for a cell without runs.
     """
 
     def text(column: str, value: float) -> str:
         if np.isnan(value):
-            return "n/l" if column.endswith("paper") else "pending"
+            return "n/l" if column.endswith("paper") else "not run"
         return "--" if value == 0 else f"{value:.3g}"
 
     out = frame.copy()

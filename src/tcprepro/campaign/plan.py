@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,14 +31,23 @@ from tcprepro.store import open_dataset
 from tcprepro.topology import build_plan, flow_path
 
 __all__ = [
+    "CLUSTER_CORES",
+    "TIER_COMMANDS",
+    "Cost",
     "budget_report",
+    "calibrations",
+    "claim_costs",
+    "decide_command",
     "decide_commands",
+    "duration_text",
     "estimate_emulated_wall_s",
     "estimate_wall_s",
     "is_cached",
     "makespan_s",
     "plan_report",
+    "runs_cost",
     "study_budgets",
+    "tier_cost",
     "uml_ratio",
 ]
 
@@ -356,29 +365,46 @@ def _measured_runs(config: WorkflowConfig, study: str) -> list[Run]:
     ]
 
 
+def calibrations(config: WorkflowConfig) -> dict[str, float | None]:
+    """Per study, measured quick-tier wall time over the cost model's estimate of those runs.
+
+    None for a study not measured (:data:`MEASURED_QUICK`) or whose quick tier no longer
+    has the measured number of runs: its runs keep the cost model alone.
+    """
+    out: dict[str, float | None] = {}
+    for study in config.studies():
+        measured = MEASURED_QUICK.get(study)
+        out[study] = None
+        if measured is not None:
+            quick = _measured_runs(config, study)
+            if len(quick) == measured.runs:
+                out[study] = measured.wall_s / estimate_wall_s(quick)
+    return out
+
+
+def _run_cost_s(config: WorkflowConfig, run: Run, calibration: Mapping[str, float | None]) -> float:
+    """One run's core seconds: the cost model times its study's calibration."""
+    return estimate_wall_s([run]) * (calibration.get(config.figure(run.figure)["study"]) or 1.0)
+
+
 def study_budgets(config: WorkflowConfig, tier: str) -> tuple[list[StudyBudget], list[float]]:
     """Per study, the tier's core time from the measured quick-tier rate; every run's cost.
 
     The measured rate of a study (wall s per simulated s, :data:`MEASURED_QUICK`) is
     carried to the tier's cells through the cost model (:func:`estimate_wall_s`): each
-    run costs its model estimate times the study's calibration, the ratio of the
-    measured quick-tier wall time to the model's estimate of the same runs. A paper cell
-    on a faster link thus costs more per simulated second than the quick tier's average.
-    A study whose quick tier no longer has the measured number of runs keeps the model
-    alone (calibration None). Storage: the measured MiB per simulated second.
+    run costs its model estimate times the study's calibration (:func:`calibrations`),
+    the ratio of the measured quick-tier wall time to the model's estimate of the same
+    runs. A paper cell on a faster link thus costs more per simulated second than the
+    quick tier's average. Storage: the measured MiB per simulated second.
     """
     budgets, costs = [], []
+    calibration = calibrations(config)
     for study in config.studies():
         runs = [r for f in config.figures_of(study) for r in config.runs(f, tier)]
         if not runs:
             continue
         measured = MEASURED_QUICK.get(study)
-        calibration = None
-        if measured is not None:
-            quick = _measured_runs(config, study)
-            if len(quick) == measured.runs:
-                calibration = measured.wall_s / estimate_wall_s(quick)
-        run_costs = [estimate_wall_s([run]) * (calibration or 1.0) for run in runs]
+        run_costs = [_run_cost_s(config, run, calibration) for run in runs]
         simulated = sum(run.scenario().duration for run in runs)
         mib_per_s = measured.mib / measured.simulated_s if measured else 0.0
         budgets.append(
@@ -388,7 +414,7 @@ def study_budgets(config: WorkflowConfig, tier: str) -> tuple[list[StudyBudget],
                 simulated,
                 sum(run_costs),
                 simulated * mib_per_s / 1024,
-                calibration,
+                calibration[study],
             )
         )
         costs += run_costs
@@ -454,31 +480,129 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
     return "\n".join(lines)
 
 
+#: the cluster size the report and the evaluator's guide quote (docs/cluster.md's example)
+CLUSTER_CORES = 64
+#: the command that runs each tier (the README's); the verify tier: every claim's cells
+TIER_COMMANDS = {
+    "smoke": "make figures PROFILE=smoke",
+    "quick": "make figures",
+    "paper": "make figures PROFILE=paper",
+    "verify": "snakemake --profile workflow/profiles/verify claims_tables",
+}
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a set of runs costs: on ``cores`` local cores and as jobs on ``cluster_cores``.
+
+    ``core_s`` is the simulation's core time (cost model times each study's calibration);
+    ``local_s`` and ``cluster_s`` are wall times with each job's start-up
+    (:data:`LOCAL_JOB_OVERHEAD_S`, :data:`JOB_OVERHEAD_S`), longest runs first.
+    """
+
+    runs: int
+    simulated_s: float
+    core_s: float
+    local_s: float
+    cluster_s: float
+    cores: int
+    cluster_cores: int
+
+
+def runs_cost(
+    config: WorkflowConfig,
+    runs: Iterable[Run],
+    cores: int = 2,
+    cluster_cores: int = CLUSTER_CORES,
+    calibration: Mapping[str, float | None] | None = None,
+) -> Cost:
+    """The :class:`Cost` of ``runs`` (calibrated per study, see :func:`study_budgets`)."""
+    runs = list(runs)
+    calibration = calibrations(config) if calibration is None else calibration
+    costs = [_run_cost_s(config, run, calibration) for run in runs]
+    return Cost(
+        len(runs),
+        sum(run.scenario().duration for run in runs),
+        sum(costs),
+        makespan_s([c + LOCAL_JOB_OVERHEAD_S for c in costs], cores) if costs else 0.0,
+        makespan_s([c + JOB_OVERHEAD_S for c in costs], cluster_cores) if costs else 0.0,
+        cores,
+        cluster_cores,
+    )
+
+
+def tier_cost(
+    config: WorkflowConfig, tier: str, cores: int = 2, cluster_cores: int = CLUSTER_CORES
+) -> Cost:
+    """The simulated runs of a whole tier and their :class:`Cost` (the verify tier: every claim).
+
+    The budget :func:`budget_report` prints, without the emulated runs.
+    """
+    runs = [run for figure in config.simulated_figures for run in config.runs(figure, tier)]
+    return runs_cost(config, runs, cores, cluster_cores)
+
+
+def claim_costs(
+    config: WorkflowConfig,
+    claims: Iterable[str],
+    cores: int = 2,
+    cluster_cores: int = CLUSTER_CORES,
+) -> dict[str, Cost]:
+    """Per claim, the :class:`Cost` of its verify runs (its cells at the paper's settings).
+
+    The runs ``tcprepro plan --tier verify --claim <id>`` counts: the verify tier's runs
+    of the cells the claim reads (:meth:`WorkflowConfig.claim_cells`).
+    """
+    from dataclasses import replace
+
+    every = replace(
+        config,
+        data={**config.data, "tier": "verify", "verify_claims": None, "whatif": None},
+        _runs={},
+    )
+    runs = {figure: every.runs(figure, "verify") for figure in every.simulated_figures}
+    calibration = calibrations(config)
+    out = {}
+    for claim in claims:
+        mine = []
+        for figure, found in runs.items():
+            names = {cell_name(cell) for cell in every.claim_cells(figure, [claim])}
+            mine += [run for run in found if run.cell in names]
+        out[claim] = runs_cost(config, mine, cores, cluster_cores, calibration)
+    return out
+
+
+def duration_text(seconds: float) -> str:
+    """``"2.3 h"``, ``"12 min"`` or ``"40 s"``: a wall time as the plan quotes it."""
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds >= 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
+
+
+def decide_command(claim: str) -> str:
+    """The command that runs one claim's verify runs and judges it."""
+    return (
+        "snakemake --profile workflow/profiles/verify --config tier=verify "
+        f"'verify_claims=[\"{claim}\"]' -- claims_tables"
+    )
+
+
 def decide_commands(
     config: WorkflowConfig, claims: Iterable[str], cores: int = 2
 ) -> dict[str, str]:
     """Per claim, the command that decides it (its verify runs) and what they cost.
 
     The verify tier runs the claim's cells at the papers' durations and repetitions
-    (:meth:`WorkflowConfig.claim_cells`); the cost is :func:`estimate_wall_s` of those
-    runs on ``cores`` cores, the estimate ``tcprepro plan --tier verify --claim`` prints.
+    (:meth:`WorkflowConfig.claim_cells`); the cost is :func:`claim_costs` on ``cores``
+    cores, the runs ``tcprepro plan --tier verify --claim`` counts.
     """
-    from dataclasses import replace
-
     out = {}
-    for claim in claims:
-        one = replace(
-            config,
-            data={**config.data, "tier": "verify", "verify_claims": [claim], "whatif": None},
-            _runs={},
-        )
-        runs = [run for figure in one.simulated_figures for run in one.runs(figure, "verify")]
-        hours = estimate_wall_s(runs, cores) / 3600
-        cost = f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
+    for claim, cost in claim_costs(config, claims, cores).items():
         out[claim] = (
-            f"its verify runs ({len(runs)} runs at the paper's settings, about {cost} on "
-            f"{cores} cores): snakemake --profile workflow/profiles/verify --config tier=verify "
-            f"'verify_claims=[\"{claim}\"]' -- claims_tables (tcprepro plan --tier verify "
-            f"--claim {claim})"
+            f"its verify runs ({cost.runs} runs at the paper's settings, about "
+            f"{duration_text(cost.local_s)} on {cores} cores): {decide_command(claim)} "
+            f"(tcprepro plan --tier verify --claim {claim})"
         )
     return out

@@ -17,9 +17,15 @@ Verdicts
     (stated in the registry before any run, see :mod:`tcprepro.claims.regime`), e.g.
     no loss in the measured window of a loss-driven claim; the unmet criterion is
     given as the "why";
+``not run``
+    nothing the claim reads ran in this build: none of its cells, a figure this tier
+    does not run, or (second verdict) its emulated twin not in this build;
 ``pending``
-    nothing could be computed yet: a required figure or model is missing, or none
-    of the claim's cells ran.
+    the claim cannot be checked until a model it needs is built (``check: pending``
+    in the registry).
+
+Each word has one meaning, defined in :mod:`tcprepro.claims.glossary` (the report's
+glossary).
 
 Every verdict carries its coverage: the claim's cells (``cells:`` in the registry)
 that ran, "k of n cells" (e.g. the Compound cells before the Compound model, or a
@@ -38,7 +44,7 @@ figure ``as``) is judged a second time on that twin's emulated combined dataset
 (``data/combined/emulated/<figure>.nc``): the same check, regime criteria and
 coverage, the claim's cells and arguments naming the twin instead of ``as`` (the
 entry's ``args`` override some of them). That second verdict
-(:attr:`ClaimResult.emulated`) is ``pending`` when the build has no emulated runs
+(:attr:`ClaimResult.emulated`) is ``not run`` when the build has no emulated runs
 ("not emulated in this build"). An entry without ``figure`` states why no twin can
 judge the claim. :func:`twin_claim` gives the claim as its twin judges it.
 
@@ -56,6 +62,7 @@ sets each figure under its claim's "why".
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -69,6 +76,7 @@ import numpy as np
 import xarray as xr
 import yaml
 
+from tcprepro.claims.glossary import span
 from tcprepro.latex import atomic_write
 from tcprepro.latex import escape as tex
 
@@ -76,9 +84,11 @@ if TYPE_CHECKING:
     from tcprepro.claims.regime import TracedRun
 
 __all__ = [
+    "UNDECIDED",
     "VERDICT_COLOURS",
     "Claim",
     "ClaimResult",
+    "Margin",
     "WhyFigure",
     "backend_label",
     "check",
@@ -92,13 +102,16 @@ __all__ = [
     "write_why_figures",
 ]
 
-VERDICTS = ("reproduced", "not reproduced", "inconclusive", "pending")
+VERDICTS = ("reproduced", "not reproduced", "inconclusive", "not run", "pending")
+#: verdicts that decide nothing: nothing the claim reads ran, or its model is not built
+UNDECIDED = ("not run", "pending")
 #: colour of each verdict in the claims tables and the report (xcolor dvipsnames)
 VERDICT_COLOURS = {
     "reproduced": "ForestGreen",
     "not reproduced": "BrickRed",
     "inconclusive": "BurntOrange",
-    "pending": "gray",
+    "not run": "gray",
+    "pending": "Plum",
 }
 #: resamples of the repetitions per claim (all of them when there are fewer)
 BOOTSTRAP_RESAMPLES = 100
@@ -168,6 +181,65 @@ class Claim:
         return {str(k): dict(v) for k, v in source.items()} if isinstance(source, Mapping) else {}
 
 
+#: a value outside a one-sided tolerance by more than this share of its bound is "far from" it
+FAR_SHARE_ONE_SIDED = 0.25
+#: ... outside a two-sided tolerance by more than this share of its width
+FAR_SHARE_TWO_SIDED = 0.5
+
+
+@dataclass(frozen=True)
+class Margin:
+    """A check's headline value against the bounds of its tolerance (None: unbounded side).
+
+    :attr:`distance` is positive inside the tolerance, negative outside; :attr:`reading`
+    says where the value stands (the glossary's "reading": meets, misses, far from).
+    """
+
+    name: str
+    value: float
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def distance(self) -> float:
+        """Distance to the nearest bound: positive inside, negative outside."""
+        sides = [self.value - self.low] if self.low is not None else []
+        sides += [self.high - self.value] if self.high is not None else []
+        return min(sides) if sides else float("nan")
+
+    @property
+    def scale(self) -> float:
+        """How far outside counts as far: half a two-sided width, a quarter of one bound."""
+        if self.low is not None and self.high is not None:
+            return FAR_SHARE_TWO_SIDED * (self.high - self.low)
+        bound = self.low if self.low is not None else self.high
+        return FAR_SHARE_ONE_SIDED * abs(bound or 0.0)
+
+    @property
+    def reading(self) -> str:
+        """``meets``, ``misses`` or ``far from`` (the tolerance)."""
+        if not np.isfinite(self.distance):
+            return ""
+        if self.distance >= 0:
+            return "meets"
+        return "misses" if -self.distance <= self.scale else "far from"
+
+    def tolerance_text(self) -> str:
+        """``"30 to 50"``, ``">= 90"`` or ``"<= 30"``."""
+        if self.low is not None and self.high is not None:
+            return span(self.low, self.high, "{:.3g}", " to ")
+        if self.low is not None:
+            return f">= {self.low:.3g}"
+        return f"<= {self.high:.3g}"
+
+    def text(self) -> str:
+        """``"phi (%) 19 against 30 to 50: margin -11"``."""
+        return (
+            f"{self.name} {self.value:.3g} against {self.tolerance_text()}: margin "
+            f"{self.distance:+.3g}"
+        )
+
+
 @dataclass(frozen=True)
 class ClaimResult:
     """The outcome of checking one claim."""
@@ -191,10 +263,34 @@ class ClaimResult:
     backend: str = ""
     #: the second verdict, on the claim's emulated twin (None: the claim has no twin)
     emulated: ClaimResult | None = None
+    #: the bounds (low, high; None: open side) of the tolerance the statistic is held to
+    bounds: tuple[float | None, float | None] | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+    @property
+    def margin(self) -> Margin | None:
+        """The statistic against its tolerance's bounds (None without both)."""
+        if self.statistic is None or self.bounds is None or self.verdict in UNDECIDED:
+            return None
+        name, value = self.statistic
+        return Margin(name, float(value), *self.bounds)
+
+    @property
+    def reading(self) -> str:
+        """Next to an inconclusive or fragile verdict: ``"meets"``, ``"misses"``, ``"far from"``.
+
+        Not a verdict: where the value stands while the runs miss the claim's regime.
+        """
+        margin = self.margin
+        undecided = self.verdict == "inconclusive" or self.confidence.startswith("fragile")
+        return margin.reading if margin is not None and undecided else ""
+
+    def reading_text(self) -> str:
+        """``"reading, not a verdict: misses the tolerance"`` (empty without a reading)."""
+        return f"reading, not a verdict: {self.reading} the tolerance" if self.reading else ""
 
 
 def check(func: Callable[..., ClaimResult]) -> Callable[..., ClaimResult]:
@@ -317,11 +413,16 @@ def reading_rules() -> dict[str, Mapping[str, str]]:
 
 
 def load_registry(path: str | Path | None = None) -> list[Claim]:
-    """Read the registry (the packaged ``registry.yaml`` by default)."""
+    """Read the registry (the packaged ``registry.yaml`` by default, parsed once)."""
     if path is None:
         text = resources.files(__package__).joinpath("registry.yaml").read_text()
-    else:
-        text = Path(path).read_text()
+        return list(_parsed_registry(text))
+    return list(_parsed_registry(Path(path).read_text()))
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_registry(text: str) -> tuple[Claim, ...]:
+    """The claims of a registry's text (cached by the text: an edited file is read anew)."""
     from tcprepro.claims.regime import REGIME_KEYS, validate_claim_cells
 
     claims = []
@@ -345,7 +446,7 @@ def load_registry(path: str | Path | None = None) -> list[Claim]:
     ids = [c.id for c in claims]
     if len(ids) != len(set(ids)):
         raise ValueError("duplicate claim ids in the registry")
-    return claims
+    return tuple(claims)
 
 
 def _resamples(
@@ -403,7 +504,8 @@ def _confidence(
     if values and point.statistic is not None:
         low, high = np.percentile(values, [2.5, 97.5])
         name, value = point.statistic
-        text += f"; {name} {value:.3g} (95 % interval {low:.3g} to {high:.3g})"
+        interval = span(low, high, "{:.3g}", " to ")
+        text += f"; {name} {value:.3g} (95 % interval {interval})"
     return text
 
 
@@ -448,19 +550,21 @@ def _judge(
     """
     from tcprepro.claims.regime import cell_coverage, first_present_run, unmet_regime
 
+    if claim.check == "pending":
+        return ClaimResult("—", "pending", claim.pending or "its model is not built", claim)
     missing = [f for f in claim.requires if f not in datasets]
-    if claim.check == "pending" or missing:
-        reason = claim.pending or f"figure(s) {', '.join(missing)} not generated"
-        return ClaimResult("—", "pending", reason, claim)
+    if missing:
+        reason = f"figure(s) {', '.join(missing)} not run in this build"
+        return ClaimResult("—", "not run", reason, claim)
     cells = ""
     if claim.cells:
         coverage = cell_coverage(claim.cells, datasets)
         cells = coverage.text()
         if coverage.present == 0:
-            return ClaimResult("—", "pending", "none of the claim's cells ran", claim, cells=cells)
+            return ClaimResult("—", "not run", "none of the claim's cells ran", claim, cells=cells)
     func = CHECKS[claim.check]
     result = replace(func(datasets, **claim.args), claim=claim, cells=cells)
-    if result.verdict == "pending":
+    if result.verdict in UNDECIDED:
         return result
     regime = tier_regime(claim.regime, tier)
     unmet = unmet_regime(regime, claim.cells, datasets) if regime else []
@@ -531,7 +635,7 @@ def _judge_twin(
     if emulated is None or figure not in emulated:
         why = note if emulated is None else f"{figure} has no emulated dataset in this build"
         return ClaimResult(
-            "—", "pending", NOT_EMULATED, twin, explanation=why, backend=EMULATED_LABEL
+            "—", "not run", NOT_EMULATED, twin, explanation=why, backend=EMULATED_LABEL
         )
     ds = emulated[figure]
     slices = claim.twin_slices
@@ -575,7 +679,7 @@ def check_claims(
     emulated
         The emulated combined datasets of the twins by figure id (``{"X3": ds}``): each
         claim with a twin gets its second verdict on them. None: this build has no
-        emulated runs, and that verdict is pending ("not emulated in this build").
+        emulated runs, and that verdict is "not run" ("not emulated in this build").
     emulation_note
         Why this build has no emulated runs (the second verdicts' "why" when
         ``emulated`` is None).
@@ -604,7 +708,17 @@ def check_claims(
     return results
 
 
-_COLUMNS = ("claim", "paper", "reproduced", "verdict", "cells", "confidence", "coverage")
+_COLUMNS = (
+    "claim",
+    "paper",
+    "reproduced",
+    "verdict",
+    "cells",
+    "confidence",
+    "coverage",
+    "margin",
+    "reading",
+)
 
 
 def _rows(results: Iterable[ClaimResult]) -> list[dict[str, str]]:
@@ -617,6 +731,8 @@ def _rows(results: Iterable[ClaimResult]) -> list[dict[str, str]]:
             "cells": r.cells,
             "confidence": r.confidence,
             "coverage": r.coverage,
+            "margin": r.margin.text() if r.margin else "",
+            "reading": r.reading_text(),
         }
         for r in results
     ]
@@ -691,6 +807,8 @@ def format_table(results: Iterable[ClaimResult]) -> str:
         for label, text in (
             ("paper", claim.paper if claim else ""),
             ("reproduced", result.value),
+            ("margin", result.margin.text() if result.margin else ""),
+            ("reading", result.reading_text()),
             ("coverage", result.coverage),
             ("confidence", result.confidence),
             ("why", result.explanation),
@@ -819,7 +937,7 @@ def _why_item(result: ClaimResult, figure: WhyFigure | None) -> list[str]:
 def _second_verdict(second: ClaimResult) -> str:
     """The verdict cell's line of the second verdict: "Linux (UML): reproduced, 2 of 4 cells"."""
     colour = VERDICT_COLOURS.get(second.verdict, "black")
-    detail = second.cells or (second.coverage if second.verdict == "pending" else "")
+    detail = second.cells or (second.coverage if second.verdict in UNDECIDED else "")
     return (
         rf"\newline{{\footnotesize {tex(second.backend)}: "
         rf"\textcolor{{{colour}}}{{{tex(second.verdict)}}}"
@@ -891,6 +1009,8 @@ def write_tex(
             verdict += rf"\newline{{\footnotesize on {tex(result.cells)}}}"
         if result.confidence:
             verdict += rf"\newline{{\footnotesize {tex(result.confidence)}}}"
+        if result.reading:
+            verdict += rf"\newline{{\footnotesize\emph{{{tex(result.reading_text())}}}}}"
         if result.coverage:
             verdict += rf"\newline{{\footnotesize {tex(result.coverage)}}}"
         if result.emulated is not None:
@@ -901,9 +1021,12 @@ def write_tex(
         )
         if claim.model_caveat:
             text += rf"\newline{{\footnotesize\emph{{Model caveat:}} {tex(claim.model_caveat)}}}"
+        value = tex(result.value)
+        if result.margin is not None:
+            value += rf"\newline{{\footnotesize {tex(result.margin.text())}}}"
         lines.append(  # the label: the at-a-glance table gives the page of each claim
             rf"\phantomsection\label{{claim:{claim.id}}}{tex(claim.id)} & {text} & "
-            rf"{tex(claim.paper)} & {tex(result.value)} & {verdict} \\"
+            rf"{tex(claim.paper)} & {value} & {verdict} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
     lines += _second_items(results)

@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from tcprepro.claims import Claim
+from tcprepro.claims import UNDECIDED, Claim
 from tcprepro.latex import atomic_write
 
 __all__ = [
@@ -134,7 +134,7 @@ def records_from_csv(
     for row in rows:
         claim = registry[row["claim"]]
         verdicts = [("ns-3", row["verdict"], row["reproduced"], row["cells"], row["confidence"])]
-        if row.get("emulated_verdict") and row["emulated_verdict"] != "pending":
+        if row.get("emulated_verdict") and row["emulated_verdict"] not in UNDECIDED:
             verdicts.append(
                 (
                     row["emulated_backend"],
@@ -145,7 +145,7 @@ def records_from_csv(
                 )
             )
         for backend, verdict, value, cells, confidence in verdicts:
-            if verdict == "pending":
+            if verdict in UNDECIDED:
                 continue
             record = {
                 "claim": claim.id,

@@ -36,6 +36,7 @@ import numpy as np
 import xarray as xr
 
 from tcprepro.analysis import regime as measures
+from tcprepro.claims.glossary import count
 
 __all__ = [
     "REGIME_KEYS",
@@ -74,7 +75,7 @@ class Coverage:
 
     def text(self) -> str:
         """``"4 of 12 cells"`` (with the figures when the claim reads several)."""
-        out = f"{self.present} of {self.total} cells"
+        out = count(self.present, self.total)
         if len(self.per_figure) > 1:
             out += " (" + ", ".join(f"{f}: {k}/{n}" for f, k, n in self.per_figure) + ")"
         return out
@@ -328,22 +329,22 @@ def unmet_regime(
         if key == "loss":
             text = (
                 f"fewer than {regime['min_loss_events']} loss events in the measured window "
-                f"for {n_fail} of {checked} flow-runs (fewest {worst:.0f}: {where})"
+                f"for {count(n_fail, checked, 'flow-run')} (fewest {worst:.0f}: {where})"
             )
         elif key == "slow start":
             text = (
-                f"{n_fail} of {checked} flow-runs still in their first slow start when the "
+                f"{count(n_fail, checked, 'flow-run')} still in their first slow start when the "
                 f"measured window begins (e.g. {where})"
             )
         elif key == "rtts":
             text = (
-                f"measured window shorter than {regime['min_rtts']:g} RTTs for {n_fail} of "
-                f"{checked} flow-runs (shortest {worst:.0f} RTTs: {where})"
+                f"measured window shorter than {regime['min_rtts']:g} RTTs for "
+                f"{count(n_fail, checked, 'flow-run')} (shortest {worst:.0f} RTTs: {where})"
             )
         else:
             text = (
                 f"fewer than {regime['min_completed_transfers']} completed transfers in "
-                f"{n_fail} of {checked} cells (fewest {worst:.0f}: {where})"
+                f"{count(n_fail, checked)} (fewest {worst:.0f}: {where})"
             )
         cell = {k: _plain(v) for k, v in labels.items() if k not in ("rep", "flow")}
         flow = labels.get("flow")

@@ -26,6 +26,7 @@ from tcprepro.analysis.study_a import (
     slow_start_limit_bytes,
 )
 from tcprepro.claims import ClaimResult, check, explainer
+from tcprepro.claims.glossary import count
 
 
 def _pm(mean: float, std: float) -> str:
@@ -45,7 +46,7 @@ def _coverage(values: xr.DataArray) -> tuple[int, int, str]:
             for v in cell
         }
     )
-    text = f"{available}/{total} cells"
+    text = count(available, total)
     if available < total:
         text += " (missing cells involve: " + ", ".join(missing) + ")"
     return available, total, text
@@ -85,7 +86,7 @@ def a_download_utilisation_high(
         down = down.where(keep)
     available, _, coverage = _coverage(down)
     if available == 0:
-        return ClaimResult("—", "pending", coverage)
+        return ClaimResult("—", "not run", coverage)
     stacked = down.stack(cell=("up", "down")).dropna("cell")
     worst = stacked.isel(cell=int(np.argmin(stacked.values)))
     up, dn = worst["cell"].item()
@@ -98,6 +99,7 @@ def a_download_utilisation_high(
         _verdict(float(worst) >= min_pct),
         coverage,
         statistic=("lowest download utilisation (%)", float(worst)),
+        bounds=(float(min_pct), None),
     )
 
 
@@ -114,7 +116,7 @@ def a_cubic_compound_lowest(
     target = {"up": "Compound", "down": "Cubic"}
     cell_mean = float(pick(table["down_pct"], **target))
     if not np.isfinite(cell_mean):
-        return ClaimResult("—", "pending", "the (up=Compound, down=Cubic) cell has no run")
+        return ClaimResult("—", "not run", "the (up=Compound, down=Cubic) cell has no run")
     non_vegas = table.where(table["down"] != "Vegas", drop=True)
     means = non_vegas["down_pct"].stack(cell=("up", "down")).dropna("cell")
     stds = non_vegas["down_std"].stack(cell=("up", "down")).dropna("cell")
@@ -147,7 +149,7 @@ def a_cubic_cuts_upload(
     drop = (1.0 - cubic / reference) * 100.0
     available, _, coverage = _coverage(drop)
     if available == 0:
-        return ClaimResult("—", "pending", coverage)
+        return ClaimResult("—", "not run", coverage)
     valid = drop.dropna("up")
     worst_up = str(valid["up"].values[int(np.argmax(valid.values))])
     largest = float(valid.max())
@@ -193,7 +195,7 @@ def a_vegas_download_collapses(
                 ratios.append(float(value))
                 parts.append(f"{figure} up={up}: {value:.2f}")
     if not ratios:
-        return ClaimResult("—", "pending", "; ".join(coverages))
+        return ClaimResult("—", "not run", "; ".join(coverages))
     held = sum(r <= max_ratio for r in ratios)
     value = (
         "Vegas/NewReno download ratio "
@@ -223,7 +225,7 @@ def a_cell_utilisation(
     up_pct = float(pick(table["up_pct"], up=up, down=down))
     down_pct = float(pick(table["down_pct"], up=up, down=down))
     if not (np.isfinite(up_pct) and np.isfinite(down_pct)):
-        return ClaimResult("—", "pending", f"cell up={up}, down={down} has no run")
+        return ClaimResult("—", "not run", f"cell up={up}, down={down} has no run")
     ok = (
         abs(up_pct - expected_up_pct) <= tolerance_pct
         and abs(down_pct - expected_down_pct) <= tolerance_pct
@@ -235,8 +237,9 @@ def a_cell_utilisation(
     return ClaimResult(
         value,
         _verdict(ok),
-        "1/1 cells",
+        count(1, 1),
         statistic=("largest distance to the paper's values (points)", distance),
+        bounds=(None, float(tolerance_pct)),
     )
 
 
@@ -254,7 +257,7 @@ def a_vegas_upload_helps_download(
     gain = gain.where(gain["down"] != "Vegas", drop=True)
     available, _, coverage = _coverage(gain)
     if available == 0:
-        return ClaimResult("—", "pending", coverage)
+        return ClaimResult("—", "not run", coverage)
     valid = gain.dropna("down")
     parts = ", ".join(
         f"down={d}: {float(v):+.0f} pts"
@@ -318,7 +321,7 @@ def a_rtt_levels(
     ) -> tuple[str, str]:
         finite = values.values[np.isfinite(values.values)]
         if finite.size == 0:
-            return f"{label}: no cell in this build", "pending"
+            return f"{label}: no cell in this build", "not run"
         low, high = bounds
         inside = (finite > low if open_low else finite >= low) & (finite <= high)
         ok = _holds(int(inside.sum()), int(finite.size), share)
@@ -356,11 +359,11 @@ def a_rtt_levels(
     _, _, cov_small = _coverage(small)
     _, _, cov_large = _coverage(large)
     coverage = f"{sized}: {cov_small}; {oversized}: {cov_large}"
-    pending = [k for k, (_, status) in parts.items() if status == "pending"]
+    pending = [k for k, (_, status) in parts.items() if status == "not run"]
     if pending:
         coverage += f"; parts not checkable: {', '.join(pending)}"
-    if all(status == "pending" for status in statuses):
-        return ClaimResult(value, "pending", coverage)
+    if all(status == "not run" for status in statuses):
+        return ClaimResult(value, "not run", coverage)
     return ClaimResult(value, _verdict("fail" not in statuses), coverage)
 
 
@@ -394,7 +397,7 @@ def a_response_oversized_and_vegas_upload(
     """
     small, large = response_times(data[sized], load), response_times(data[oversized], load)
     if small.ndim == 0 or large.ndim == 0:
-        return ClaimResult("—", "pending", f"no run at load {load}")
+        return ClaimResult("—", "not run", f"no run at load {load}")
     edges = size_edges(data[sized], data[oversized])
     sizes = {
         sized: _transfer_sizes(data[sized], load),
@@ -412,7 +415,7 @@ def a_response_oversized_and_vegas_upload(
             for row in table[table["n"] >= MIN_BIN_TRANSFERS].itertuples():
                 ratios[(str(up), str(down), row.bin_low)] = row.B / row.A
     if not ratios:
-        return ClaimResult("—", "pending", "no (upload, download) pair ran in both figures")
+        return ClaimResult("—", "not run", "no (upload, download) pair ran in both figures")
     worst = max(ratios, key=ratios.get)
     part_a = ratios[worst] >= min_ratio and (max_ratio is None or ratios[worst] <= max_ratio)
     fastest, checked = [], 0
@@ -476,11 +479,11 @@ def a_vegas_download_response(
     """
     rt = response_times(data[figure], load)
     if rt.ndim == 0:
-        return ClaimResult("—", "pending", f"no run at load {load}")
+        return ClaimResult("—", "not run", f"no run at load {load}")
     bounds = bounds or {"Compound": (0.35, 0.65), "NewReno": (0.65, 0.95), "Cubic": (0.65, 0.95)}
     vegas = pick(rt, down="Vegas")
     if not np.isfinite(vegas).any():
-        return ClaimResult("—", "pending", "no Vegas download in this build")
+        return ClaimResult("—", "not run", "no Vegas download in this build")
     sizes = pick(_transfer_sizes(data[figure], load), down="Vegas")
     edges = size_edges(data[figure])
     limit = slow_start_limit_bytes(data[figure]) if past_slow_start else 0.0
@@ -489,15 +492,15 @@ def a_vegas_download_response(
     for other, (low, high) in bounds.items():
         cell = pick(rt, down=other)
         if not np.isfinite(cell).any():
-            parts.append(f"vs {other}: pending")
-            statuses.append("pending")
+            parts.append(f"vs {other}: not run")
+            statuses.append("not run")
             continue
         if past_slow_start:
             table = binned_means({"vegas": vegas, "other": cell}, sizes, edges)
             table = table[(table["n"] >= MIN_BIN_TRANSFERS) & (table["bin_low"] >= limit)]
             if table.empty:
                 parts.append(f"vs {other}: no size bin past slow start with enough transfers")
-                statuses.append("pending")
+                statuses.append("no bin")
                 continue
             ratio = float((table["vegas"] / table["other"]).mean())
             extra = f" over {len(table)} bins"
@@ -512,10 +515,10 @@ def a_vegas_download_response(
     value = "Vegas/other response time " + "; ".join(parts)
     if past_slow_start:
         value += f" (transfers of at least {_bin(limit)[2:]}, past slow start)"
-    pending = [p for p, st in zip(bounds, statuses, strict=True) if st == "pending"]
-    coverage = f"load {load:g}" + (f"; pending: {', '.join(pending)}" if pending else "")
-    if all(st == "pending" for st in statuses):
-        return ClaimResult(value, "pending", coverage)
+    open_parts = [p for p, st in zip(bounds, statuses, strict=True) if st in ("not run", "no bin")]
+    coverage = f"load {load:g}" + (f"; not computed: {', '.join(open_parts)}" if open_parts else "")
+    if all(st in ("not run", "no bin") for st in statuses):
+        return ClaimResult(value, "not run", coverage)
     return ClaimResult(value, _verdict("fail" not in statuses), coverage, statistic=statistic)
 
 

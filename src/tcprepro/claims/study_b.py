@@ -21,6 +21,7 @@ import xarray as xr
 from tcprepro import metrics
 from tcprepro.analysis import study_b as analysis_b
 from tcprepro.claims import ClaimResult, check, explainer
+from tcprepro.claims.glossary import count
 from tcprepro.scenario_io import load_scenario_dict
 
 __all__: list[str] = []
@@ -49,17 +50,27 @@ def _result(
     parts: Sequence[tuple[str, bool | None]],
     missing: Sequence[str],
     statistic: tuple[str, float] | None = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> ClaimResult:
-    """Combine claim parts (text, ok or None when not computable) into one result."""
+    """Combine claim parts (text, ok or None when not computable) into one result.
+
+    ``statistic`` and ``bounds``: the headline value and its tolerance's bounds.
+    """
     computed = [(text, ok) for text, ok in parts if ok is not None]
     coverage = f"{len(computed)}/{len(parts)} parts"
     if missing:
         coverage += "; not run in this tier: " + ", ".join(missing)
     if not computed:
-        return ClaimResult("—", "pending", coverage)
+        return ClaimResult("—", "not run", coverage)
     value = "; ".join(text for text, _ in computed)
+    if statistic is not None and not np.isfinite(statistic[1]):
+        statistic, bounds = None, None
     return ClaimResult(
-        value, _verdict(all(ok for _, ok in computed)), coverage, statistic=statistic
+        value,
+        _verdict(all(ok for _, ok in computed)),
+        coverage,
+        statistic=statistic,
+        bounds=bounds,
     )
 
 
@@ -88,14 +99,15 @@ def b_reno_small_buffer(
     phi = analysis_b.phi(data[figure]) * 100
     value = _mean(phi, case=case)
     if not np.isfinite(value):
-        return ClaimResult("—", "pending", f"case {case} not run in this tier")
+        return ClaimResult("—", "not run", f"case {case} not run in this tier")
     spread = _select(phi, case=case)
     text = f"{value:.0f} % of (1-rho_b)C ({case}, {int(spread.count())} rep.)"
     return ClaimResult(
         text,
         _verdict(abs(value - expected_pct) <= tolerance_pct),
-        "1/1 cells",
+        count(1, 1),
         statistic=("phi (%)", value),
+        bounds=(expected_pct - tolerance_pct, expected_pct + tolerance_pct),
     )
 
 
@@ -438,7 +450,10 @@ def b_westwood_compromise(
     if cells:
         share = float(both.sum()) / cells
         parts.append(
-            (f"Westwood+ >= Reno in {share:.0%} of {cells} cells", share >= min_better_share)
+            (
+                f"Westwood+ >= Reno in {count(int(both.sum()), cells)} ({share:.0%})",
+                share >= min_better_share,
+            )
         )
     else:
         parts.append(("Westwood+ vs Reno", None))
@@ -557,7 +572,12 @@ def b_aimd_grid(
     else:
         parts.append(("too large alpha", None))
         missing.append("three alphas at the largest beta")
-    return _result(parts, sorted(set(missing)), (f"AIMD {reno[0]:g}/{reno[1]:g} (Mb/s)", base))
+    return _result(
+        parts,
+        sorted(set(missing)),
+        (f"AIMD {reno[0]:g}/{reno[1]:g} (Mb/s)", base),
+        (float(reno_range[0]), float(reno_range[1])),
+    )
 
 
 @check
@@ -578,7 +598,7 @@ def b_mimd_grid(
     """
     throughput, losses = _grid(data[figure], buffer, "MIMD")
     if not throughput:
-        return ClaimResult("—", "pending", "no MIMD cell in this tier")
+        return ClaimResult("—", "not run", "no MIMD cell in this tier")
     missing: list[str] = []
     base = throughput.get(tuple(scalable), float("nan"))
     best_key = max(throughput, key=throughput.get)
@@ -606,7 +626,12 @@ def b_mimd_grid(
             what=f"MIMD {alpha:g}/{beta:g}",
         ),
     ]
-    return _result(parts, missing, (f"MIMD {scalable[0]:g}/{scalable[1]:g} (Mb/s)", base))
+    return _result(
+        parts,
+        missing,
+        (f"MIMD {scalable[0]:g}/{scalable[1]:g} (Mb/s)", base),
+        (float(scalable_range[0]), float(scalable_range[1])),
+    )
 
 
 # ---- B5.20 (pacing) -----------------------------------------------------------------------

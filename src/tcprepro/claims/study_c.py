@@ -16,6 +16,7 @@ import xarray as xr
 
 from tcprepro.analysis import study_c as analysis_c
 from tcprepro.claims import ClaimResult, check
+from tcprepro.claims.glossary import plural, ratio
 
 __all__: list[str] = []
 
@@ -51,8 +52,8 @@ def c_yeah_flows_converge(
     """
     runs = _cell_runs(data[figure], "second", "YeahPaper")
     if not runs:
-        return ClaimResult("—", "pending", f"{figure} has no YeahPaper/YeahPaper run")
-    parts, ok = [], True
+        return ClaimResult("—", "not run", f"{figure} has no YeahPaper/YeahPaper run")
+    parts, ok, slowest = [], True, 0.0
     for run in runs:
         rtt_s = analysis_c.path_rtt_s(str(run["run_config"].values))
         converged_s = analysis_c.convergence_time_s(run, factor=factor, smooth_s=smooth_s)
@@ -61,13 +62,20 @@ def c_yeah_flows_converge(
         first, second = (float(cwnd.sel(flow=f).where(last).mean()) for f in ("f1", "f2"))
         gap = abs(first - second) / max(first, second)
         rtts = converged_s / rtt_s
+        slowest = max(slowest, float(rtts) if np.isfinite(rtts) else float("inf"))
         ok &= bool(np.isfinite(rtts) and rtts <= max_rtts and gap <= end_tolerance)
         when = "never" if not np.isfinite(rtts) else f"after {converged_s:.1f} s ({rtts:.0f} RTTs)"
         parts.append(
             f"rep {int(run['rep'])}: within x{factor:g} {when}; last third cwnd "
             f"{first:.0f} vs {second:.0f} segments ({gap:.0%} apart)"
         )
-    return ClaimResult("; ".join(parts), _verdict(ok), f"{len(runs)} repetition(s)")
+    return ClaimResult(
+        "; ".join(parts),
+        _verdict(ok),
+        f"{len(runs)} repetition(s)",
+        statistic=("slowest convergence (RTTs)", slowest),
+        bounds=(None, float(max_rtts)),
+    )
 
 
 @check
@@ -86,24 +94,35 @@ def c_yeah_against_reno(
     """
     runs = _cell_runs(data[figure], "second", "NewReno")
     if not runs:
-        return ClaimResult("—", "pending", f"{figure} has no YeahPaper/NewReno run")
+        return ClaimResult("—", "not run", f"{figure} has no YeahPaper/NewReno run")
     if "cc_RenoCount" not in data[figure]:
-        return ClaimResult("—", "pending", f"{figure} did not sample YeAH's count_reno")
+        return ClaimResult("—", "not run", f"{figure} did not sample YeAH's count_reno")
     low, high = share_range
-    parts, ok = [], True
+    parts, ok, shares = [], True, []
     for run in runs:
         seen = analysis_c.reno_detection(run)
         detected = np.isfinite(seen["detected_s"])
         ok &= bool(
             detected and seen["slow_fraction"] >= min_slow_fraction and low <= seen["share"] <= high
         )
+        shares.append(float(seen["share"]))
         when = f"{seen['detected_s']:.1f} s after Reno's start" if detected else "never"
+        slow = (
+            f"Slow mode {seen['slow_fraction']:.0%} of the time after"
+            if np.isfinite(seen["slow_fraction"])
+            else "so no time in Slow mode after it"
+        )
         parts.append(
-            f"rep {int(run['rep'])}: cwnd < count_reno {when}; Slow mode "
-            f"{seen['slow_fraction']:.0%} of the time after; YeAH's share "
+            f"rep {int(run['rep'])}: cwnd < count_reno {when}; {slow}; YeAH's share "
             f"{seen['share']:.2f} (second half)"
         )
-    return ClaimResult("; ".join(parts), _verdict(ok), f"{len(runs)} repetition(s)")
+    return ClaimResult(
+        "; ".join(parts),
+        _verdict(ok),
+        f"{len(runs)} repetition(s)",
+        statistic=("YeAH's mean share of the goodput", float(np.mean(shares))),
+        bounds=(float(low), float(high)),
+    )
 
 
 @check
@@ -125,13 +144,14 @@ def c_yeah_low_stress_full_utilisation(
     present = [str(p) for p in table["protocol"].values]
     rivals = [p for p in others if p in present]
     if "YeahPaper" not in present or not rivals:
-        return ClaimResult("—", "pending", "no YeahPaper run or no other high-speed variant")
+        absent = ["YeahPaper"] if "YeahPaper" not in present else list(others)
+        return ClaimResult("—", "not run", f"{figure} has no run of {', '.join(absent)}")
     yeah = table.sel(protocol="YeahPaper")
     rest = table.sel(protocol=rivals)
     cells = (yeah["utilisation"].notnull() & rest["utilisation"].notnull().any("protocol")).values
     n = int(cells.sum())
     if n == 0:
-        return ClaimResult("—", "pending", "no cell has YeahPaper and another variant")
+        return ClaimResult("—", "not run", "no cell has YeahPaper and another variant")
     queue_ok = (yeah["queue_pkts"] <= rest["queue_pkts"].min("protocol")).values[cells]
     # drops per flow where the run records them (ns-3); otherwise (Linux's qdiscs count
     # drops per queue) the segments retransmitted, named as such in the value
@@ -144,13 +164,13 @@ def c_yeah_low_stress_full_utilisation(
     ok = queue_ok.sum() >= need and loss_ok.sum() >= need and util_ok.sum() >= need
     ratio_queue = (yeah["queue_pkts"] / rest["queue_pkts"].min("protocol")).values[cells]
     value = (
-        f"lowest mean queue in {int(queue_ok.sum())}/{n} cells (YeAH / best other: "
+        f"lowest mean queue in {ratio(int(queue_ok.sum()), n)} (YeAH / best other: "
         f"median {np.nanmedian(ratio_queue):.2f}); lowest "
         f"{'loss' if measured else 'retransmission (drops not recorded per flow)'} probability in "
         f"{int(loss_ok.sum())}/{n}; utilisation >= {min_utilisation:.0%} in "
         f"{int(util_ok.sum())}/{n} (min {np.nanmin(util):.0%}, median {np.median(util):.0%})"
     )
-    return ClaimResult(value, _verdict(bool(ok)), f"{n} cells, against {', '.join(rivals)}")
+    return ClaimResult(value, _verdict(bool(ok)), f"{plural(n)}, against {', '.join(rivals)}")
 
 
 @check
@@ -165,12 +185,12 @@ def c_yeah_robust_to_random_loss(
     table = analysis_c.robustness(data[figure])["utilisation"].mean("rep")
     present = [str(p) for p in table["protocol"].values]
     if "YeahPaper" not in present:
-        return ClaimResult("—", "pending", f"{figure} has no YeahPaper run")
+        return ClaimResult("—", "not run", f"{figure} has no YeahPaper run")
     losses = np.asarray(table["loss"].values, dtype=float)
     yeah = table.sel(protocol="YeahPaper").values
     low = (losses <= max_loss) & np.isfinite(yeah)
     if not low.any():
-        return ClaimResult("—", "pending", f"no random loss rate <= {max_loss:g} in this build")
+        return ClaimResult("—", "not run", f"no random loss rate <= {max_loss:g} in this build")
     ok = bool((yeah[low] >= min_utilisation).all())
     parts = [f"YeAH {u:.0%} at p = {p:g}" for p, u in zip(losses, yeah, strict=True)]
     if reference in present:
@@ -186,4 +206,5 @@ def c_yeah_robust_to_random_loss(
         _verdict(ok),
         f"{int(np.isfinite(yeah).sum())} rates",
         statistic=(f"lowest YeAH utilisation at p <= {max_loss:g}", float(yeah[low].min())),
+        bounds=(float(min_utilisation), None),
     )

@@ -23,7 +23,7 @@ import pandas as pd
 import xarray as xr
 
 from tcprepro.analysis.study_d import buffer_table, loss_table, refit_buffer_coefficients
-from tcprepro.claims import ClaimResult, check, explainer
+from tcprepro.claims import ClaimResult, check, explainer, glossary
 from tcprepro.claims.regime import first_present_run
 
 __all__: list[str] = []
@@ -49,14 +49,12 @@ def _buffer_tables(
         # the model's premise: the sender kept to its send buffer (see buffer_table)
         held = table["send_buffer_held"].astype(bool)
         unheld = table[gated & ~held]
-        note = f"{key}: {len(table)} cells"
+        note = f"{key}: {glossary.plural(len(table))}"
         if flagged:
             note += f", {flagged} flagged by the fidelity gate and left out"
         if len(unheld):
             times = (unheld["peak_window_bytes"] / unheld["sndbuf_granted_bytes"]).round(1)
-            span = f"{times.min():.1f}" + (
-                f"-{times.max():.1f}" if times.max() > times.min() else ""
-            )
+            span = glossary.span(times.min(), times.max(), "{:.1f}")
             note += (
                 f", {len(unheld)} where the kernel did not hold the sender to its send buffer "
                 f"(peak in flight {span} x the granted buffer) left out"
@@ -106,16 +104,18 @@ def d_buffer_model(
             f"{float(error.max()):.1f} % (RTT {worst['rtt_s'] * 1000:g} ms, BE "
             f"{worst['send_buffer_bytes'] / 1024:g} KiB, BR {worst['recv_buffer_bytes'] / 1024:g}"
             f" KiB), median {float(error.median()):.1f} %, {share * 100:.0f} % of "
-            f"{len(limited)} cells within {mostly_error_pct:g} %; refitted C_e = {fit_e:.3f}, "
+            f"{glossary.plural(len(limited))} within {mostly_error_pct:g} %; refitted "
+            f"C_e = {fit_e:.3f}, "
             f"C_r = {fit_r:.3f}"
         )
     if not oks:
-        return ClaimResult("; ".join(parts) or "—", "pending", coverage)
+        return ClaimResult("; ".join(parts) or "—", "not run", coverage)
     return ClaimResult(
         "; ".join(parts),
         _verdict(all(oks)),
         coverage,
         statistic=("largest |error| (%)", max(worst_errors)),
+        bounds=(None, float(max_error_pct)),
     )
 
 
@@ -125,7 +125,7 @@ def d_saturation(
 ) -> ClaimResult:
     """Cells whose model window reaches the BDP run at the link's goodput capacity."""
     tables, coverage, parts = _buffer_tables(data, figures)
-    oks = []
+    oks, lowest = [], []
     for key, table in tables.items():
         table = table[table["measured_bps"].notna()]
         share = table["measured_bps"] / table["capacity_bps"]
@@ -139,15 +139,22 @@ def d_saturation(
         saturated = share[above]
         ok = float(saturated.min()) >= min_share and float(share.max()) <= max_share
         oks.append(ok)
+        lowest.append(float(saturated.min()) * 100)
         parts.append(
-            f"{key}: {int(above.sum())} cells with window >= BDP reach "
-            f"{float(saturated.min()) * 100:.1f}-{float(saturated.max()) * 100:.1f} % of the "
+            f"{key}: {glossary.plural(int(above.sum()))} with window >= BDP reach "
+            f"{glossary.span(saturated.min() * 100, saturated.max() * 100, '{:.1f}')} % of the "
             f"goodput capacity ({float(table['capacity_bps'].max()) / 1e6:.0f} Mb/s); highest "
             f"share of any cell {float(share.max()) * 100:.1f} %"
         )
     if not oks:
-        return ClaimResult("; ".join(parts) or "—", "pending", coverage)
-    return ClaimResult("; ".join(parts), _verdict(all(oks)), coverage)
+        return ClaimResult("; ".join(parts) or "—", "not run", coverage)
+    return ClaimResult(
+        "; ".join(parts),
+        _verdict(all(oks)),
+        coverage,
+        statistic=("lowest share of the goodput capacity at window >= BDP (%)", min(lowest)),
+        bounds=(min_share * 100, None),
+    )
 
 
 def _cell_name(row: pd.Series) -> str:
@@ -183,14 +190,15 @@ def d_loss_models(
     table = loss_table(data[figure])
     table = table[table["measured_bps"].notna()]
     if table.empty:
-        return ClaimResult("—", "pending", f"no {figure} cell has a measured throughput")
+        return ClaimResult("—", "not run", f"no {figure} cell has a measured throughput")
     low, high = 1.0 - follow_pct / 100.0, 1.0 + follow_pct / 100.0
     rare = table[(table["timeout_share"] < rare_share) & ~table["window_capped"]]
     if sack_only:
         rare = rare[rare["sack"].astype(bool)]
     dominant = table[table["timeout_share"] >= dominant_share]
     coverage = (
-        f"{len(table)} cells: {len(rare)} with rare timeouts, {len(dominant)} where they "
+        f"{glossary.plural(len(table))}: {len(rare)} with rare timeouts, {len(dominant)} where "
+        "they "
         f"dominate, {len(table) - len(rare) - len(dominant)} in between or window-capped"
     )
 
@@ -211,10 +219,12 @@ def d_loss_models(
         asked = " and ".join(m.capitalize() for m in follow_models)
         where = " with SACK" if sack_only else ""
         part = (
-            f"(a) rare timeouts{where}: {int(follow.sum())}/{len(rare)} cells with {asked} within "
-            f"±{follow_pct:g} % (measured/Mathis {rare['mathis_ratio'].min():.2f}-"
-            f"{rare['mathis_ratio'].max():.2f}, measured/Padhye "
-            f"{rare['padhye_ratio'].min():.2f}-{rare['padhye_ratio'].max():.2f})"
+            f"(a) rare timeouts{where}: {glossary.ratio(int(follow.sum()), len(rare))} with "
+            f"{asked} within "
+            f"±{follow_pct:g} % (measured/Mathis "
+            f"{glossary.span(rare['mathis_ratio'].min(), rare['mathis_ratio'].max())}, "
+            f"measured/Padhye "
+            f"{glossary.span(rare['padhye_ratio'].min(), rare['padhye_ratio'].max())})"
         )
         outside = [
             f"{_cell_name(r)}: measured/Mathis {r['mathis_ratio']:.2f}, "
@@ -245,14 +255,17 @@ def d_loss_models(
         over = 1.0 / dominant["mathis_ratio"]  # Mathis / measured
         closer = np.abs(np.log(dominant["padhye_ratio"])) < np.abs(np.log(dominant["mathis_ratio"]))
         diverge = (over >= mathis_over) & closer
+        shares = glossary.span(
+            dominant["timeout_share"].min() * 100, dominant["timeout_share"].max() * 100, "{:.0f}"
+        )
         holds &= bool(diverge.all())
         part = (
-            f"(b) timeouts dominate ({dominant['timeout_share'].min() * 100:.0f}-"
-            f"{dominant['timeout_share'].max() * 100:.0f} % of the time): {int(diverge.sum())}/"
-            f"{len(dominant)} cells where Mathis overestimates by {mathis_over:g}x or more "
-            f"(Mathis/measured {over.min():.1f}-{over.max():.1f}) and Padhye is closer "
-            f"(measured/Padhye {dominant['padhye_ratio'].min():.2f}-"
-            f"{dominant['padhye_ratio'].max():.2f})"
+            f"(b) timeouts dominate ({shares} % of the time): "
+            f"{glossary.ratio(int(diverge.sum()), len(dominant))} where Mathis overestimates by "
+            f"{mathis_over:g}x or more "
+            f"(Mathis/measured {glossary.span(over.min(), over.max(), '{:.1f}')}) and Padhye "
+            f"is closer (measured/Padhye "
+            f"{glossary.span(dominant['padhye_ratio'].min(), dominant['padhye_ratio'].max())})"
         )
         not_diverging = [
             f"{_cell_name(r)}: Mathis/measured {1 / r['mathis_ratio']:.2f}, "
