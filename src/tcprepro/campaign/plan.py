@@ -316,7 +316,7 @@ class StudyMeasurement:
 
 
 #: BENCHMARKS.md, "A recorded make figures run" (quick tier, emulation excluded, 2 cores
-#: shared with other work, 2026-11-22); `tcprepro bench --recorded DIR` prints these numbers
+#: shared with other work); `tcprepro bench --recorded DIR` prints these numbers
 MEASURED_QUICK = {
     "A": StudyMeasurement(160, 76800.0, 3485.0, 44.9),
     "B": StudyMeasurement(174, 6380.0, 2223.0, 24.7),
@@ -330,8 +330,8 @@ MEASURED_QUICK = {
 JOB_OVERHEAD_S = 40.0
 #: the same for a job of a local Snakemake run (a new tcprepro process, no Snakemake of its
 #: own): Snakemake's job time minus the run's own wall time, median of the 508 simulate jobs
-#: of a quick-tier `make figures` run on 2 cores shared with other work (2026-11-25, at
-#: 5e8f6c7; 3.5 s over its first 62 jobs, on a quieter host; mean 5.9 s, at most 15 s)
+#: of a quick-tier `make figures` run on 2 cores shared with other work (mean 5.9 s, at
+#: most 15 s; less on a quieter host)
 LOCAL_JOB_OVERHEAD_S = 4.5
 #: a bundle holds the run datasets and the combined datasets made of them: the combined
 #: ones add this share of the runs' size. Measured on three quick-tier A1 runs (4000
