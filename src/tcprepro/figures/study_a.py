@@ -132,7 +132,7 @@ def utilisation_grid(
             ax=ax,
             mask=values.isna(),
         )
-        ax.set_title(f"mean RTT of the {flow}load flow")
+        ax.set_title(f"{flow}load flow")  # the colour bar says: mean RTT (ms)
         ax.set_xlabel(col_label)
         ax.set_ylabel(row_label)
         ax.tick_params(axis="y", labelrotation=0)
