@@ -751,6 +751,10 @@ def _decide_table(decide: Mapping[str, Cost], verdicts: Mapping[str, str]) -> st
     if not decide:
         return ""
     cores, cluster = _cores(decide.values())
+    header = (
+        rf"\toprule Claim & This build & Runs & {cores} cores & {cluster} cores & Command "
+        r"\\ \midrule"
+    )
     lines = [
         r"\begingroup\footnotesize",
         r"\begin{longtable}{@{}P{0.06\linewidth}P{0.1\linewidth}rrrP{0.58\linewidth}@{}}",
@@ -759,11 +763,9 @@ def _decide_table(decide: Mapping[str, Cost], verdicts: Mapping[str, str]) -> st
         rf"{cluster} cluster cores, as \texttt{{tcprepro plan -{{}}-tier verify -{{}}-claim "
         r"ID} counts them. Its verdicts go to \texttt{data/claims/verify/} and the next "
         r"build's Section~\ref{sec:verify}.}\label{tab:decide}\\",
-        rf"\toprule Claim & This build & Runs & {cores} cores & {cluster} cores & Command "
-        r"\\ \midrule",
+        header,
         r"\endfirsthead",
-        rf"\toprule Claim & This build & Runs & {cores} cores & {cluster} cores & Command "
-        r"\\ \midrule",
+        header,
         r"\endhead",
     ]
     for claim, cost in decide.items():

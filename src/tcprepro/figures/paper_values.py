@@ -14,12 +14,11 @@ caption sentence (:func:`caption`) says what the marks are and cites the claims.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from matplotlib.axes import Axes
 
 from tcprepro.reference import Mark, stated, stated_for
 
-__all__ = ["Mark", "caption", "draw", "stated", "stated_for", "table"]
+__all__ = ["Mark", "caption", "draw", "stated", "stated_for"]
 
 #: the marks' colour and marker size (points)
 COLOUR = "black"
@@ -48,18 +47,3 @@ def caption(drawn: list[Mark]) -> str:
         "range, triangle: a bound), quoted by "
         f"{', '.join(claims)} (src/tcprepro/reference/paper_marks.csv)."
     )
-
-
-def table(figure: str) -> pd.DataFrame:
-    """The figure's stated values as a table (cell, quantity, stated, claim, source)."""
-    rows = [
-        {
-            "cell": m.cell_text,
-            "quantity": m.quantity,
-            "stated": m.text,
-            "claim": m.claim,
-            "source": m.source,
-        }
-        for m in stated(figure)
-    ]
-    return pd.DataFrame(rows, columns=["cell", "quantity", "stated", "claim", "source"])
