@@ -18,11 +18,17 @@ BIN := $(VENV)/bin
 PROFILE ?= quick
 CORES ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS ?=
-# The suite runs in two phases: everything but the emulations on $(CORES) pytest
-# workers (one test file per worker), then the emulations alone, so that a busy core
-# never distorts the fidelity probes of a real-time emulated run (and the CPU hog of
-# the virtual-clock tests never overlaps them).
+# The suite runs in three phases, each on $(CORES) pytest workers taking one test file
+# at a time, except the last. 1: everything but the emulations. 2: the virtual-clock
+# UML runs (a UML boot uses one core and keeps exact link timing whatever the load) and
+# the VM route's boot (real time: on a busy host without KVM its gate flags the runs and
+# its tests skip). 3: alone, the real-time Mininet runs, whose probes a busy core would
+# distort, and the UML tests that check what a boot leaves on the host.
 PYTEST_WORKERS ?= $(CORES)
+# phase 2's files, longest first (one file per worker at a time)
+SIDE_BY_SIDE_TESTS := tests/test_vm.py tests/test_uml_twins_bc.py tests/test_uml_twins_ad.py \
+                      tests/test_uml_runs.py
+ALONE_TESTS := tests/test_emulation.py tests/test_uml.py
 # emulated figures (X1): empty = the profile's setting (auto for quick and paper);
 # EMULATION=exclude | include | auto overrides it
 EMULATION ?=
@@ -69,9 +75,10 @@ figures: setup-figures
 	@echo "Paper: paper/build/tcprepro.pdf   Figures: paper/figures/   Data: data/"
 
 test: setup-test
-	pytest -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/test_emulation.py \
-	  --ignore=tests/test_uml.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	pytest tests/test_emulation.py tests/test_uml.py $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	pytest -n $(PYTEST_WORKERS) --dist loadfile \
+	  $(foreach f,$(SIDE_BY_SIDE_TESTS) $(ALONE_TESTS),--ignore=$(f)) $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	pytest -n $(PYTEST_WORKERS) --dist loadfile $(SIDE_BY_SIDE_TESTS) $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	pytest $(ALONE_TESTS) $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # Benchmarks (issue 9): tcprepro against a native ns-3 program, start-up, scaling, memory,
 # storage and the smoke workflow end to end, written to BENCHMARKS.md with the machine.

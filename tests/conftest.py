@@ -75,6 +75,20 @@ def scenario_dict(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return out
 
 
+#: one bulk flow through a 10 Mb/s bottleneck, no delay (the emulation and VM tests)
+BOTTLENECK_10M = scenario_dict(
+    DUMBBELL,
+    topology={
+        "kind": "dumbbell",
+        "bottleneck": {"rate": "10Mbps", "delay": "0ms", "buffer_pkts": 50},
+        "reverse": {"rate": "10Mbps", "delay": "0ms", "buffer_pkts": 1000},
+        "senders": [{"name": "s", "count": 1, "rate": "1Gbps", "delay": "0ms"}],
+    },
+    duration="12s",
+    warmup="3s",
+)
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return ROOT
@@ -107,3 +121,50 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         netem = _netem()
         if not netem.ok:
             pytest.skip(f"missing capability: netem ({netem.detail}; {netem.fix})")
+
+
+# ---------------------------------------------------------------------------
+# The UML route (tests/test_uml*.py, tests/twins.py)
+
+
+def uml_or_skip(scenario: Any = None) -> None:
+    """Skip the test when the UML route lacks what ``scenario`` (or a Reno flow) needs."""
+    from tcprepro.emulation import capabilities
+
+    needs = capabilities.Needs(("htb", "netem", "pfifo"), ("reno",))
+    if scenario is not None:
+        needs = needs | capabilities.scenario_needs(scenario)
+    missing = capabilities.uml_missing(needs)
+    if missing:
+        pytest.skip("missing capability for the UML route: " + "; ".join(map(str, missing)))
+
+
+def reno_100m(**changes: Any) -> Any:
+    """A UML test's scenario: 100 Mb/s bottleneck, 20 ms RTT, a 1-BDP buffer, one Reno flow."""
+    rtt = 0.020
+    bdp_pkts = round(100e6 * rtt / 8 / 1500)
+    data = scenario_dict(
+        DUMBBELL,
+        topology={
+            "kind": "dumbbell",
+            "bottleneck": {"rate": "100Mbps", "delay": "10ms", "buffer_pkts": bdp_pkts},
+            "senders": [{"name": "s", "count": 1, "rate": "1Gbps", "delay": "0ms"}],
+        },
+        flows={"f0": {"src": "s0", "variant": "NewReno"}},
+        **{"duration": "8s", "warmup": "4s", "trace": {"interval": "0.5s"}, **changes},
+    )
+    from tcprepro.scenario_io import load_scenario_dict
+
+    return load_scenario_dict(data)
+
+
+def uml_batch(jobs: list[Any], **kwargs: Any) -> list[Any]:
+    """``jobs`` in one batch on the UML route (1-s probes), its wall time printed."""
+    import time
+
+    from tcprepro.emulation.runner import emulate_batch
+
+    started = time.monotonic()
+    results = emulate_batch(jobs, "uml", probe_s=1.0, **kwargs)
+    print(f"UML batch of {len(jobs)}: {time.monotonic() - started:.0f} s wall")
+    return results

@@ -138,3 +138,27 @@ def test_every_run_of_every_tier_validates(tier):
         load_workflow_config("workflow/config.yaml").check(tier)
     finally:
         os.chdir(cwd)
+
+
+def test_every_test_file_that_emulates_runs_in_an_emulation_phase_of_make_test():
+    """``make test`` keeps the emulations out of its first phase (the Makefile says why):
+    a test file that boots UML, a VM or Mininet must be in SIDE_BY_SIDE_TESTS or
+    ALONE_TESTS, and the real-time Mininet runs and host-state checks stay alone."""
+    makefile = (ROOT / "Makefile").read_text().replace("\\\n", " ")
+    phases = {
+        name: set(re.search(rf"^{name} := (.*)$", makefile, re.M).group(1).split())
+        for name in ("SIDE_BY_SIDE_TESTS", "ALONE_TESTS")
+    }
+    assert not phases["SIDE_BY_SIDE_TESTS"] & phases["ALONE_TESTS"]
+    booting = re.compile(
+        r"\b(?:uml_batch|emulate_batch|run_batch|vm_batch|crosscheck_smoke)\("
+        r"|emulation\.backend import run_scenario"
+    )
+    emulating = {
+        f"tests/{path.name}"
+        for path in (ROOT / "tests").glob("test_*.py")
+        if booting.search(path.read_text()) and path.name != "test_packaging.py"
+    }
+    assert emulating, "no emulating test file found: the pattern is stale"
+    assert emulating <= phases["SIDE_BY_SIDE_TESTS"] | phases["ALONE_TESTS"], emulating
+    assert {"tests/test_emulation.py", "tests/test_uml.py"} <= phases["ALONE_TESTS"]
