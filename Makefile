@@ -20,15 +20,14 @@ CORES ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_ARGS ?=
 # The suite runs in three phases, each on $(CORES) pytest workers taking one test file
 # at a time, except the last. 1: everything but the emulations. 2: the virtual-clock
-# UML runs (a UML boot uses one core and keeps exact link timing whatever the load) and
-# the VM route's boot (real time: on a busy host without KVM its gate flags the runs and
-# its tests skip). 3: alone, the real-time Mininet runs, whose probes a busy core would
-# distort, and the UML tests that check what a boot leaves on the host.
+# UML runs (a UML boot uses one core and keeps exact link timing whatever the load).
+# 3: alone, what runs in real time, whose probes and wall budgets a busy core would
+# distort (the VM route's boot, under QEMU TCG without KVM, and the Mininet runs), and
+# the UML tests that check what a boot leaves on the host.
 PYTEST_WORKERS ?= $(CORES)
 # phase 2's files, longest first (one file per worker at a time)
-SIDE_BY_SIDE_TESTS := tests/test_vm.py tests/test_uml_twins_bc.py tests/test_uml_twins_ad.py \
-                      tests/test_uml_runs.py
-ALONE_TESTS := tests/test_emulation.py tests/test_uml.py
+SIDE_BY_SIDE_TESTS := tests/test_uml_twins_bc.py tests/test_uml_twins_ad.py tests/test_uml_runs.py
+ALONE_TESTS := tests/test_vm.py tests/test_emulation.py tests/test_uml.py
 # emulated figures (X1): empty = the profile's setting (auto for quick and paper);
 # EMULATION=exclude | include | auto overrides it
 EMULATION ?=

@@ -2,9 +2,9 @@
 CPU hog keeps every host core busy, the same run in another boot, the gate's probe at
 500 Mb/s and on a mis-shaped path, and a transfer generator in virtual time. Each test
 boots its own kernel and leaves the host's state to itself, so ``make test`` runs this
-file beside the twins' smoke tests (tests/test_uml_twins_*.py) and the VM route's boot,
-a file per pytest worker; the tests that check what a boot leaves on the host stay in
-tests/test_uml.py, run alone."""
+file beside the twins' smoke tests (tests/test_uml_twins_*.py), a file per pytest
+worker; the tests that check what a boot leaves on the host stay in tests/test_uml.py,
+run alone."""
 
 import json
 import os

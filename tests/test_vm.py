@@ -1,8 +1,7 @@
 """The full-kernel VM route (virtme-ng, QEMU with KVM, or TCG without it): one boot for
 every test here, a Vegas flow through a netem-delayed link and D1.1's smoke cells. The
-boot runs in real time; ``make test`` runs this file on one pytest worker beside the
-UML runs (tests/test_uml_runs.py), and under TCG on a busy host the fidelity gate flags
-the runs, which the tests then skip rather than judge."""
+boot runs in real time, so ``make test`` runs this file alone; under TCG on a busy host
+the fidelity gate flags the runs, which the tests then skip rather than judge."""
 
 import json
 import time
