@@ -74,7 +74,6 @@ def against_ns3_seeds(tmp_path, figure, table, seeds=10):
     from tcprepro.analysis import crosscheck
     from tcprepro.campaign import load_workflow_config
     from tcprepro.ns3.backend import run_scenario
-    from tcprepro.scenario_io import load_scenario
     from tcprepro.store import combine_runs, write_dataset
 
     config = load_workflow_config(ROOT / "workflow/config.yaml")
