@@ -238,7 +238,7 @@ def _registry_cells():
     """Per figure, the cell names the claims registry's claims read (derived independently)."""
     from tcprepro.campaign.runs import cell_name
     from tcprepro.claims import load_registry
-    from tcprepro.claims.regime import claim_cells
+    from tcprepro.claims.cells import claim_cells
 
     out: dict[str, set[str]] = {}
     for claim in load_registry():
@@ -289,7 +289,7 @@ def test_plan_of_one_claim_and_its_errors(config_data, capsys):
 def test_verify_claims_restricts_the_verify_tier_to_those_claims_cells(config_data):
     from tcprepro.campaign.runs import cell_name
     from tcprepro.claims import load_registry
-    from tcprepro.claims.regime import claim_cells
+    from tcprepro.claims.cells import claim_cells
 
     data = {**config_data, "tier": "verify", "verify_claims": ["B-c1", "B-c10"]}
     config = validate_workflow_config(data, SCHEMA)

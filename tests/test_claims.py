@@ -23,7 +23,7 @@ from tcprepro.claims import (
     write_csv,
     write_tex,
 )
-from tcprepro.claims.regime import claim_cells
+from tcprepro.claims.cells import claim_cells
 from tcprepro.store import combine_runs
 from tcprepro.variants import get_variant
 

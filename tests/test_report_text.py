@@ -10,6 +10,7 @@ from conftest import ROOT
 from tcprepro.campaign import WorkflowConfig
 from tcprepro.campaign.plan import Cost
 from tcprepro.claims import VERDICTS, ClaimResult, Margin, load_registry, write_tex
+from tcprepro.claims.cells import Coverage
 from tcprepro.claims.glossary import (
     GLOSSARY,
     count,
@@ -20,7 +21,6 @@ from tcprepro.claims.glossary import (
     undefined_terms,
     wording_problems,
 )
-from tcprepro.claims.regime import Coverage
 from tcprepro.paper import _decide_table, _glance, _glossary, _tier_table, read_verdicts
 
 #: generated strings of earlier builds that read as bugs: the check must reject each

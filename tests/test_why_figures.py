@@ -18,7 +18,7 @@ from conftest import ROOT
 from synthetic import synthetic_run
 from tcprepro import claims
 from tcprepro.claims import Claim, ClaimResult, check_claims, write_tex, write_why_figures
-from tcprepro.claims.regime import TracedRun
+from tcprepro.claims.cells import TracedRun
 from tcprepro.figures.common import drawn
 from tcprepro.figures.why import HEIGHT_IN, run_trace
 from tcprepro.store import combine_runs

@@ -4,9 +4,9 @@ A claim about long-run TCP behaviour (a mean throughput over congestion epochs, 
 fairness index, a response time averaged over many transfers) can only be decided by
 runs that reached that regime. This module computes, from the traces, the numbers the
 claims registry's *regime criteria* are stated in; the thresholds themselves belong to
-the registry (:mod:`tcprepro.claims`). Every function works on a single run and,
-unchanged, on a combined dataset with sweep and ``rep`` dimensions, like
-:mod:`tcprepro.metrics`.
+the registry (:mod:`tcprepro.claims`), which :mod:`tcprepro.claims.cells` checks a
+claim's cells against. Every function works on a single run and, unchanged, on a
+combined dataset with sweep and ``rep`` dimensions, like :mod:`tcprepro.metrics`.
 
 Definitions
 -----------

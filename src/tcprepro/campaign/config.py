@@ -253,7 +253,7 @@ class WorkflowConfig:
         key = (figure, None if claims is None else tuple(sorted(claims)))
         if key not in self._claim_cells:
             from tcprepro.claims import load_registry
-            from tcprepro.claims.regime import claim_cells
+            from tcprepro.claims.cells import claim_cells
 
             sweep = self.figure(figure).get("sweep", {})
             found: list[dict[str, Any]] = []
@@ -295,7 +295,7 @@ class WorkflowConfig:
         anything else is a ConfigError naming the claim.
         """
         from tcprepro.claims import load_registry
-        from tcprepro.claims.regime import claim_cells
+        from tcprepro.claims.cells import claim_cells
 
         out: dict[str, str] = {}
         for claim in load_registry():

@@ -81,7 +81,7 @@ from tcprepro.latex import atomic_write
 from tcprepro.latex import escape as tex
 
 if TYPE_CHECKING:
-    from tcprepro.claims.regime import TracedRun
+    from tcprepro.claims.cells import TracedRun
 
 __all__ = [
     "UNDECIDED",
@@ -423,7 +423,7 @@ def load_registry(path: str | Path | None = None) -> list[Claim]:
 @functools.lru_cache(maxsize=4)
 def _parsed_registry(text: str) -> tuple[Claim, ...]:
     """The claims of a registry's text (cached by the text: an edited file is read anew)."""
-    from tcprepro.claims.regime import REGIME_KEYS, validate_claim_cells
+    from tcprepro.claims.cells import REGIME_KEYS, validate_claim_cells
 
     claims = []
     for entry in yaml.safe_load(text):
@@ -511,7 +511,7 @@ def _confidence(
 
 def _generic_why(claim: Claim, datasets: Mapping[str, xr.Dataset]) -> str:
     """What the regime measures of the claim's cells show (when no explainer speaks)."""
-    from tcprepro.claims.regime import describe_cells
+    from tcprepro.claims.cells import describe_cells
 
     return describe_cells(claim.cells, datasets)
 
@@ -548,7 +548,7 @@ def _judge(
     ``decide``: the command that decides the claim and its cost, named in an
     inconclusive verdict's "why" below the deciding tiers.
     """
-    from tcprepro.claims.regime import cell_coverage, first_present_run, unmet_regime
+    from tcprepro.claims.cells import cell_coverage, first_present_run, unmet_regime
 
     if claim.check == "pending":
         return ClaimResult("—", "pending", claim.pending or "its model is not built", claim)

@@ -24,7 +24,7 @@ import xarray as xr
 
 from tcprepro.analysis.study_d import buffer_table, loss_table, refit_buffer_coefficients
 from tcprepro.claims import ClaimResult, check, explainer, glossary
-from tcprepro.claims.regime import first_present_run
+from tcprepro.claims.cells import first_present_run
 
 __all__: list[str] = []
 
