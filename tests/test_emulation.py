@@ -19,10 +19,10 @@ from tcprepro import metrics
 from tcprepro.emulation import background, capabilities, linux
 from tcprepro.emulation.topo import Addressing
 from tcprepro.errors import CapabilityError, ConfigError
+from tcprepro.network_plan import PlannedDirection, build_plan
 from tcprepro.scenario import TcpSettings
 from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
 from tcprepro.store import validate_run_dataset
-from tcprepro.topology import PlannedDirection, build_plan
 
 TCP = TcpSettings()
 

@@ -17,9 +17,9 @@ from scipy import stats
 from conftest import ROOT
 from tcprepro.emulation import background, capabilities, linux
 from tcprepro.errors import ConfigError
+from tcprepro.network_plan import PlannedDirection, build_plan
 from tcprepro.scenario import TcpSettings
 from tcprepro.scenario_io import load_scenario
-from tcprepro.topology import PlannedDirection, build_plan
 
 X6 = ROOT / "workflow" / "scenarios" / "X6.yaml"
 B510 = ROOT / "workflow" / "scenarios" / "B5.10.yaml"

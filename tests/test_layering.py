@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tcprepro"
 #: layers that hold the model of an experiment and its data: they import nothing above them
 LOW = (
     *("models", "store", "scenario", "variants", "units"),
-    *("scenario_io", "traffic", "topology", "installation", "provenance", "metrics", "latex"),
+    *("scenario_io", "traffic", "network_plan", "installation", "provenance", "metrics", "latex"),
     "testbeds",
 )
 #: what sits above: derived numbers, drawings, verdicts, the campaign, the backends, the CLI

@@ -6,8 +6,8 @@ import yaml
 
 from conftest import ACCESS, DUMBBELL, ROOT, scenario_dict
 from tcprepro.errors import ConfigError
+from tcprepro.network_plan import build_plan
 from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
-from tcprepro.topology import build_plan
 
 
 def test_valid_access_scenario_resolves_units():

@@ -17,8 +17,8 @@ from tcprepro.analysis import study_b as analysis_b
 from tcprepro.campaign import WorkflowConfig, validate_workflow_config
 from tcprepro.claims import CHECKS, check_claims, load_registry, study_b  # noqa: F401
 from tcprepro.errors import ConfigError
+from tcprepro.network_plan import build_plan
 from tcprepro.scenario_io import apply_overrides, load_scenario, load_scenario_dict
-from tcprepro.topology import build_plan
 from tcprepro.traffic import calibrate, expand_transfers
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"

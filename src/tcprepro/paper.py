@@ -58,9 +58,9 @@ from tcprepro.claims.history import read_records
 from tcprepro.errors import ConfigError
 from tcprepro.latex import atomic_write as _write
 from tcprepro.latex import escape as tex
+from tcprepro.network_plan import build_plan, flow_path
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
 from tcprepro.scenario_io import load_scenario
-from tcprepro.topology import build_plan, flow_path
 from tcprepro.units import format_rate
 
 __all__ = [

@@ -55,9 +55,9 @@ from tcprepro.models.throughput import (
     padhye_throughput_bps,
     transfer_throughput_bps,
 )
+from tcprepro.network_plan import build_plan, flow_path
 from tcprepro.scenario import Scenario
 from tcprepro.scenario_io import load_scenario_dict
-from tcprepro.topology import build_plan, flow_path
 
 __all__ = [
     "BACKEND_COEFFICIENTS",

@@ -26,9 +26,9 @@ from tcprepro.campaign.config import WorkflowConfig
 from tcprepro.campaign.runs import Run, cell_name
 from tcprepro.errors import ConfigError
 from tcprepro.models.throughput import padhye_throughput_bps
+from tcprepro.network_plan import build_plan, flow_path
 from tcprepro.scenario import Scenario
 from tcprepro.store import open_dataset
-from tcprepro.topology import build_plan, flow_path
 
 __all__ = [
     "CLUSTER_CORES",

@@ -62,9 +62,9 @@ from tcprepro.emulation.probe import probe_links
 from tcprepro.emulation.sampler import start_argv
 from tcprepro.emulation.topo import qdisc_tree, relay_name, with_relays
 from tcprepro.errors import CapabilityError
+from tcprepro.network_plan import NetworkPlan, build_plan
 from tcprepro.scenario import Scenario, TransferGenerator
 from tcprepro.store import RawTraces, link_info, make_run_dataset, run_attributes
-from tcprepro.topology import NetworkPlan, build_plan
 from tcprepro.traffic import expand_transfers
 
 __all__ = [

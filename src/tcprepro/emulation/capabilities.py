@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from tcprepro.emulation import background, linux
 from tcprepro.errors import CapabilityError, ConfigError
+from tcprepro.network_plan import build_plan
 from tcprepro.scenario import Scenario
-from tcprepro.topology import build_plan
 
 __all__ = [
     "ROUTES",

@@ -35,8 +35,8 @@ from typing import Any
 
 from tcprepro.emulation import linux, transfers
 from tcprepro.emulation.topo import NetworkFacts
+from tcprepro.network_plan import PlannedFlow
 from tcprepro.scenario import TcpSettings
-from tcprepro.topology import PlannedFlow
 
 __all__ = [
     "CLIENT_PORT",

@@ -46,8 +46,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tcprepro.errors import ConfigError
+from tcprepro.network_plan import PlannedDirection
 from tcprepro.scenario import Scenario, StackSettings, TcpSettings, TransferGenerator, VariantConfig
-from tcprepro.topology import PlannedDirection
 from tcprepro.variants import QDISCS, get_variant, params_key
 
 __all__ = [

@@ -32,8 +32,8 @@ from tcprepro.emulation.topo import (
     shaped_intf_class,
 )
 from tcprepro.errors import CapabilityError
+from tcprepro.network_plan import NetworkPlan
 from tcprepro.scenario import Scenario
-from tcprepro.topology import NetworkPlan
 
 __all__ = ["Emulation", "sigterm_as_interrupt"]
 

@@ -26,7 +26,7 @@ from tcprepro.emulation.fidelity import (
     parse_ping,
 )
 from tcprepro.emulation.network import Emulation
-from tcprepro.topology import NetworkPlan
+from tcprepro.network_plan import NetworkPlan
 
 __all__ = ["PROBE_PORT", "iperf2_udp_received_bps", "probe_links", "udp_received_bps"]
 

@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 from tcprepro.emulation import linux
 from tcprepro.errors import CapabilityError
+from tcprepro.network_plan import NetworkPlan, PlannedDirection, PlannedLink
 from tcprepro.scenario import Scenario, StackSettings, TcpSettings
-from tcprepro.topology import NetworkPlan, PlannedDirection, PlannedLink
 
 __all__ = [
     "Addressing",

@@ -24,8 +24,8 @@ from tcprepro.emulation import linux
 from tcprepro.emulation.iperf import IPERF3_COOKIE_BYTES, flow_ports
 from tcprepro.emulation.topo import Addressing, NetworkFacts
 from tcprepro.emulation.transfers import HEADER
+from tcprepro.network_plan import NetworkPlan
 from tcprepro.scenario import Scenario
-from tcprepro.topology import NetworkPlan
 
 __all__ = [
     "View",

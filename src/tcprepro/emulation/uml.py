@@ -288,8 +288,8 @@ class _HostClock:
 
 
 def _job_rate_bps(scenario_json: str) -> float:
+    from tcprepro.network_plan import build_plan
     from tcprepro.scenario_io import load_scenario_dict
-    from tcprepro.topology import build_plan
 
     plan = build_plan(load_scenario_dict(json.loads(scenario_json)), 0)
     rates = [d.rate_bps for d in plan.traced.values()] or [

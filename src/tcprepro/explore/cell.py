@@ -476,7 +476,7 @@ class FigureExplorer:
         import pandas as pd
 
         from tcprepro import metrics, reference
-        from tcprepro.topology import build_plan, flow_path
+        from tcprepro.network_plan import build_plan, flow_path
 
         if dataset is None:
             return None

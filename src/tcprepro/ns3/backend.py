@@ -1,6 +1,6 @@
 """The ns-3 backend: run one repetition of a scenario and return its dataset.
 
-This module owns the mapping from a :class:`~tcprepro.topology.NetworkPlan` to
+This module owns the mapping from a :class:`~tcprepro.network_plan.NetworkPlan` to
 calls on the C++ ``tcprepro::Simulation`` builder (see ``cpp/tcprepro.h``):
 ns-3 defaults for the TCP settings, nodes, links with a queue disc per
 direction, flows with a congestion control per socket. It runs the event
@@ -27,10 +27,10 @@ import xarray as xr
 
 from tcprepro import provenance
 from tcprepro.errors import ConfigError
+from tcprepro.network_plan import NetworkPlan, PlannedDirection, build_plan
 from tcprepro.ns3 import build
 from tcprepro.scenario import Scenario, TcpSettings, VariantConfig
 from tcprepro.store import RawTraces, link_info, make_run_dataset, run_attributes
-from tcprepro.topology import NetworkPlan, PlannedDirection, build_plan
 from tcprepro.variants import get_qdisc, get_variant
 
 __all__ = [
