@@ -1,4 +1,5 @@
-"""Helpers for the model tests: tiny ns-3 runs and the C++ model-check drivers."""
+"""Helpers for the ns-3 model tests (test_ns3_models_*.py): tiny ns-3 runs and the C++
+model-check drivers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-// Single-flow trace of a congestion control (test helper for tests/test_models_westwood.py):
+// Single-flow trace of a congestion control (test helper for tests/test_ns3_models_westwood.py):
 // one bulk TCP flow over a bottleneck with a small DropTail buffer; records the socket's
 // ssthresh, cwnd, RTT samples and cumulative ACKs, and the model's EstimatedBW trace.
 #include "ns3/applications-module.h"

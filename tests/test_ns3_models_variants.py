@@ -127,7 +127,7 @@ def test_ns3_hybla_keeps_rho_at_one_whatever_its_reference_rtt():
     """ns-3 3.44's TcpHybla (variant HyblaNs3) never recomputes rho in a simulation
     (docs/variants.md, "Hybla: ns-3 model and the published algorithm"): its reference RTT
     changes nothing, where RRTT 5 ms would make rho = 10 at this path's 50-ms RTT. This is
-    why the variant Hybla is tcprepro's model (tests/test_models_hybla.py); the test fails
+    why the variant Hybla is tcprepro's model (tests/test_ns3_models_hybla.py); the test fails
     once ns-3's model adapts rho, and then HyblaNs3 may go."""
     runs = [
         simulate(DUMBBELL, ["duration=10s", "warmup=0s", f"flows.f0.variant={variant}"])

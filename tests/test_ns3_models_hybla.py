@@ -5,7 +5,7 @@ segments in slow start and rho^2 / cwnd in congestion avoidance; a loss halves t
 window as Reno does. RTT is the smallest smoothed RTT seen (Linux's reading), RTT0 25 ms.
 The rules are checked one ACK at a time through the C++ driver of ``model-checks.h``;
 a simulation then shows that rho reaches the socket, which ns-3's own TcpHybla does not
-do (``test_models_variants.py``).
+do (``test_ns3_models_variants.py``).
 """
 
 import math
