@@ -220,13 +220,13 @@ def test_a_delayed_ack_factor_linux_cannot_give_is_a_config_error_naming_the_fie
     with pytest.raises(ConfigError, match=rf"tcp\.delayed_ack_count: {b} has no Linux equivalent"):
         linux.route_metrics(TcpSettings(delayed_ack_count=b))
     scenario = load_scenario_dict(apply_overrides(DUMBBELL, [f"tcp.delayed_ack_count={b}"]))
-    # refused where every emulated batch is planned, before any boot (runner.plan_route)
+    # refused where every emulated batch is planned, before any boot (routes.choose_for)
     with pytest.raises(ConfigError, match=r"tcp\.delayed_ack_count"):
         capabilities.scenario_needs(scenario)
-    from tcprepro.emulation import runner
+    from tcprepro.emulation import routes
 
     with pytest.raises(ConfigError, match=r"tcp\.delayed_ack_count"):
-        runner.plan_route([scenario], "uml")
+        routes.choose_for([scenario], "uml")
 
 
 def test_netem_random_loss_is_applied_only_in_the_data_direction():

@@ -16,12 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tcprepro import __version__
+from tcprepro.emulation.routes import ROUTES
 from tcprepro.errors import ConfigError, TcpreproError
 
 __all__ = ["main"]
-
-#: emulation routes (tcprepro.emulation.capabilities.ROUTES, without importing it)
-ROUTES = ("auto", "native", "uml", "vm")
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
