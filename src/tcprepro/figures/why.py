@@ -8,11 +8,13 @@ for every sampling interval in which the flow lost data segments; on the right t
 queue of every traced link direction the run's flows cross (``flow_link``: their
 bottleneck), in packets, its buffer dashed, with a tick for every interval with drops
 there. The warm-up is shaded: the claim is measured on the rest of the run.
+:func:`write_why_figures` draws it for every claim whose "why" rests on a run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -23,9 +25,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from tcprepro.analysis import regime as measures
-from tcprepro.figures.common import FONT_PT, TEXT_WIDTH_IN, Drawn, record
+from tcprepro.claims.tables import WhyFigure
+from tcprepro.claims.verdicts import ClaimResult
+from tcprepro.figures.common import FONT_PT, TEXT_WIDTH_IN, Drawn, drawn, record, save_figure
 
-__all__ = ["HEIGHT_IN", "WIDTH_IN", "run_trace", "select_run"]
+__all__ = ["HEIGHT_IN", "WIDTH_IN", "run_trace", "select_run", "write_why_figures"]
 
 #: print size of a trace figure: the claims list's width (the text width less the list's
 #: indent) and a short strip
@@ -215,3 +219,62 @@ def run_trace(
         f"claim is measured on the remaining {duration - warmup:g} s.",
     )
     return record(fig, facts)
+
+
+def write_why_figures(
+    results: Iterable[ClaimResult],
+    datasets: Mapping[str, xr.Dataset],
+    directory: str | Path,
+    include_root: str | Path | None = None,
+) -> dict[str, WhyFigure]:
+    """Draw the run behind the "why" of each claim not reproduced or inconclusive.
+
+    One PDF per such claim whose run is in ``datasets`` (``<directory>/<claim>.pdf``,
+    with what it drew beside it as ``<claim>.json``). The directory is written afresh:
+    the figures are drawn into a temporary sibling that then replaces it, so a figure
+    of a claim now reproduced does not linger, and a failed drawing leaves the old
+    directory whole.
+
+    Parameters
+    ----------
+    include_root
+        The directory LaTeX resolves graphics paths from (the report's, ``paper``):
+        each figure's include path is relative to it (else the path as given).
+
+    Returns
+    -------
+    dict
+        The figures by claim id.
+    """
+    import os
+    import shutil
+
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    out = {}
+    try:
+        for result in results:
+            claim, run = result.claim, result.trace
+            if claim is None or run is None or run.figure not in datasets:
+                continue
+            if result.verdict not in ("not reproduced", "inconclusive"):
+                continue
+            fig = run_trace(datasets[run.figure], run.cell, run.rep, run.flow)
+            facts = drawn(fig)
+            statements = " ".join(facts.statements) if facts else ""
+            save_figure(fig, staging / f"{claim.id}.pdf")
+            path = directory / f"{claim.id}.pdf"
+            include = Path(os.path.relpath(path, include_root)) if include_root else path
+            caption = f"The traces of {run.reason}. {statements}"
+            out[claim.id] = WhyFigure(claim.id, path, include.as_posix(), caption, HEIGHT_IN)
+        old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
+        if directory.exists():
+            os.replace(directory, old)
+        os.replace(staging, directory)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out
