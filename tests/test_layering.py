@@ -124,3 +124,14 @@ def test_no_import_cycle():
 def test_the_cycle_finder_finds_a_planted_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_module_is_over_800_lines():
+    # a room of one purpose: past 800 lines a module holds several, split along their seams
+    limit = 800
+    long = sorted(
+        f"{path.relative_to(PACKAGE.parent)}: {count} lines"
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text().splitlines())) > limit
+    )
+    assert not long, f"modules over {limit} lines: " + "; ".join(long)
