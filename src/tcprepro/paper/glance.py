@@ -54,6 +54,18 @@ def _glance(
     next_steps: str = "",
 ) -> str:
     """The at-a-glance section: totals, ``next_steps`` (the tier table), artefacts, claims."""
+    lines = _glance_totals(tier, order, statuses, verdicts)
+    lines += [next_steps, r"\begingroup\footnotesize"]
+    lines += _artefact_table(config, order, statuses, runs_text)
+    lines += _claim_table(verdicts)
+    lines += [r"\endgroup", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _glance_totals(
+    tier: str, order: list[str], statuses: Mapping[str, Status], verdicts: list[dict[str, str]]
+) -> list[str]:
+    """The section's head: the artefacts and verdicts counted, then verdicts per study."""
     kinds = [s.kind for s in statuses.values()]
     counts = {k: kinds.count(k) for k in ("full", "partial", "not run", "excluded")}
     verdict_names = _verdict_order(r["verdict"] for r in verdicts)
@@ -89,8 +101,18 @@ def _glance(
         r"\end{tabular}",
         r"\end{center}",
         "",
-        next_steps,
-        r"\begingroup\footnotesize",
+    ]
+    return lines
+
+
+def _artefact_table(
+    config: WorkflowConfig,
+    order: list[str],
+    statuses: Mapping[str, Status],
+    runs_text: Mapping[str, str],
+) -> list[str]:
+    """Every catalogue artefact: its status in this build, its runs and its page."""
+    lines = [
         r"\begin{longtable}{@{}P{0.05\linewidth}P{0.34\linewidth}P{0.2\linewidth}"
         r"P{0.27\linewidth}r@{}}",
         r"\caption{Every catalogue artefact: its status in this build and its page. "
@@ -114,8 +136,13 @@ def _glance(
             rf"{_page(status, config)} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}", ""]
+    return lines
+
+
+def _claim_table(verdicts: list[dict[str, str]]) -> list[str]:
+    """Every claim: its statement, verdict (and second verdict), coverage and page."""
     statements = {claim.id: claim.text for claim in load_registry()}
-    lines += [
+    lines = [
         r"\begin{longtable}{@{}P{0.06\linewidth}P{0.34\linewidth}P{0.14\linewidth}"
         r"P{0.31\linewidth}r@{}}",
         r"\caption{Every claim: what it says, its verdict in this build and the page of its "
@@ -154,8 +181,8 @@ def _glance(
             rf"{tex(row['claim'])} & {tex(statements.get(row['claim'], ''))} & {verdict} & "
             rf"{tex(coverage)} & \pageref{{claim:{row['claim']}}} \\"
         )
-    lines += [r"\bottomrule", r"\end{longtable}", r"\endgroup", ""]
-    return "\n".join(lines) + "\n"
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    return lines
 
 
 #: the tiers the "what to run next" table lists, cheapest first

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import xarray as xr
+
 from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig
 from tcprepro.campaign.plan import (
@@ -70,6 +72,96 @@ def _quoted_parameters(config: WorkflowConfig) -> dict[str, str]:
         "dRtts": _rtts_text(config, "D1"),
         "dEmuRtts": _rtts_text(config, "D1.1"),
     }
+
+
+def _statuses(
+    config: WorkflowConfig,
+    tier: str,
+    order: list[str],
+    combined: Mapping[str, xr.Dataset],
+    facts: Mapping[str, Mapping[str, Any]],
+    excluded: Mapping[str, str],
+) -> tuple[dict[str, Status], dict[str, str], dict[str, str]]:
+    """Each artefact's status; the tier line and runs text of each one this build has."""
+    statuses: dict[str, Status] = {}
+    lines_of: dict[str, str] = {}
+    runs_text: dict[str, str] = {}
+    for figure in order:
+        ds = combined.get(config.source(figure))
+        status = figure_status(config, figure, ds, facts.get(figure), excluded.get(figure, ""))
+        statuses[figure] = status
+        if ds is not None and status.kind != "excluded":
+            lines_of[figure] = tier_line(config, figure, tier, ds, status)
+            runs_text[figure] = _runs_text(config, figure, tier, ds)
+    return statuses, lines_of, runs_text
+
+
+def _whatif_verdicts(whatif_csvs: Iterable[str | Path]) -> dict[str, list[dict[str, str]]]:
+    """The what-if builds' (claim, verdict, value) rows, by what-if (the CSV's folder)."""
+    whatif: dict[str, list[dict[str, str]]] = {}
+    for path in whatif_csvs:
+        whatif.setdefault(Path(path).parent.name, []).extend(_read_values(path))
+    return whatif
+
+
+def _numbers(
+    config: WorkflowConfig,
+    tier: str,
+    order: list[str],
+    statuses: Mapping[str, Status],
+    combined: Mapping[str, xr.Dataset],
+    emulation_note: str,
+) -> dict[str, str]:
+    r"""The numbers the prose quotes, by macro name (``numbers.tex``: ``\repro<Name>``)."""
+    n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
+    pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
+    sim_seconds = sum(
+        float(ds.attrs.get("duration_s", 0)) * int(ds.attrs.get("n_runs", 0))
+        for ds in combined.values()
+    )
+    return {
+        "tier": tier,
+        "nRuns": str(n_runs),
+        "nFigures": str(sum(s.included for s in statuses.values())),
+        "nArtefacts": str(len(order)),
+        "simHours": f"{sim_seconds / 3600:.1f}",
+        "nPendingCells": str(sum(len(v) for v in pending.values())),
+        "emulation": emulation_note or "emulation not considered in this build",
+        "nsVersion": provenance.ns3_version(),
+        **_quoted_parameters(config),
+    }
+
+
+def _numbers_tex(numbers: Mapping[str, str]) -> str:
+    r"""One ``\newcommand`` per number."""
+    return "".join(
+        rf"\newcommand{{\repro{k[0].upper() + k[1:]}}}{{{tex(v)}}}" + "\n"
+        for k, v in numbers.items()
+    )
+
+
+def _glance_tex(
+    config: WorkflowConfig,
+    tier: str,
+    order: list[str],
+    statuses: Mapping[str, Status],
+    runs_text: Mapping[str, str],
+    verdicts: list[dict[str, str]],
+    verify: list[dict[str, str]],
+    whatif: Mapping[str, list[dict[str, str]]],
+    history: list[dict[str, str]],
+    plan: bool,
+) -> str:
+    """``glance.tex``: the at-a-glance section, what to run next, the terms, the verify part."""
+    claim_ids = [row["claim"] for row in verdicts]
+    tiers = {t: tier_cost(config, t) for t in PLAN_TIERS} if plan else {}
+    decide = claim_costs(config, claim_ids) if plan else {}
+    return (
+        _glance(config, tier, order, statuses, runs_text, verdicts, _tier_table(tier, tiers))
+        + _decide_table(decide, {r["claim"]: r["verdict"] for r in verdicts})
+        + _glossary()
+        + _verify_section(config, tier, verdicts, verify, whatif, history)
+    )
 
 
 def write_paper_inputs(
@@ -136,62 +228,26 @@ def write_paper_inputs(
     combined = {f: open_dataset(p) for f, p in combined_paths.items()}
     order = figure_order(config, config.figures)
     facts = {f: x for f in order if (x := _load_facts(facts_path, f)) is not None}
-    statuses: dict[str, Status] = {}
-    lines_of: dict[str, str] = {}
-    runs_text: dict[str, str] = {}
-    for figure in order:
-        ds = combined.get(config.source(figure))
-        status = figure_status(config, figure, ds, facts.get(figure), excluded.get(figure, ""))
-        statuses[figure] = status
-        if ds is not None and status.kind != "excluded":
-            lines_of[figure] = tier_line(config, figure, tier, ds, status)
-            runs_text[figure] = _runs_text(config, figure, tier, ds)
+    statuses, lines_of, runs_text = _statuses(config, tier, order, combined, facts, excluded)
     simulated = [f for f in order if f in combined]
     verdicts = read_verdicts(claims_csvs)
     verify = read_verdicts(verify_csvs)
-    whatif: dict[str, list[dict[str, str]]] = {}
-    for path in whatif_csvs:
-        whatif.setdefault(Path(path).parent.name, []).extend(_read_values(path))
+    whatif = _whatif_verdicts(whatif_csvs)
     history = read_records(records) if records is not None else []
-    n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
-    pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
-    sim_seconds = sum(
-        float(ds.attrs.get("duration_s", 0)) * int(ds.attrs.get("n_runs", 0))
-        for ds in combined.values()
-    )
-    numbers = {
-        "tier": tier,
-        "nRuns": str(n_runs),
-        "nFigures": str(sum(s.included for s in statuses.values())),
-        "nArtefacts": str(len(order)),
-        "simHours": f"{sim_seconds / 3600:.1f}",
-        "nPendingCells": str(sum(len(v) for v in pending.values())),
-        "emulation": emulation_note or "emulation not considered in this build",
-        "nsVersion": provenance.ns3_version(),
-        **_quoted_parameters(config),
-    }
+    numbers = _numbers(config, tier, order, statuses, combined, emulation_note)
     studies = sorted({str(config.figure(f)["study"]) for f in order})
-    claim_ids = [row["claim"] for row in verdicts]
-    tiers = {t: tier_cost(config, t) for t in PLAN_TIERS} if plan else {}
-    decide = claim_costs(config, claim_ids) if plan else {}
     written = []
     for name, text in {
-        "glance.tex": _glance(
-            config, tier, order, statuses, runs_text, verdicts, _tier_table(tier, tiers)
-        )
-        + _decide_table(decide, {r["claim"]: r["verdict"] for r in verdicts})
-        + _glossary()
-        + _verify_section(config, tier, verdicts, verify, whatif, history),
+        "glance.tex": _glance_tex(
+            config, tier, order, statuses, runs_text, verdicts, verify, whatif, history, plan
+        ),
         "body.tex": _body(
             config, order, statuses, facts, lines_of, figure_dir, claims_dir, tier, studies
         ),
         "parameters.tex": _parameters(config, tier, simulated),
         "deviations.tex": _deviations(config, tier, simulated),
         "provenance.tex": _provenance({f: combined[f] for f in simulated}, source),
-        "numbers.tex": "".join(
-            rf"\newcommand{{\repro{k[0].upper() + k[1:]}}}{{{tex(v)}}}" + "\n"
-            for k, v in numbers.items()
-        ),
+        "numbers.tex": _numbers_tex(numbers),
     }.items():
         _write(out / name, text)
         written.append(out / name)
