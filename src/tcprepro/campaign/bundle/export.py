@@ -96,6 +96,43 @@ def export_bundle(
     """
     output = Path(output)
     figures, omitted = _bundle_figures(config, tier, workdir)
+    entries, scenarios = _figure_entries(config, tier, figures, workdir)
+    files = _files(config, tier, workdir, entries, scenarios, log)
+    _checksums(entries, files)
+    commit, dirty = provenance.git_state()
+    created = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    manifest = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "tier": tier,
+        "created": created.isoformat(),
+        "software": provenance.software_versions(),
+        "git": {"commit": commit, "dirty": dirty},
+        "machine": _machine(),
+        "figures": {f: len(config.runs(f, tier)) for f in figures},
+        "omitted": omitted,
+        "files": entries,
+    }
+    raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    _write_archive(output, raw, entries, files, created)
+    runs = sum(1 for e in entries if e["kind"] == "run")
+    print(
+        f"{output}: tier {tier}, {runs} runs of {len(figures)} figures"
+        + (f" (left out: {', '.join(omitted)}, emulation figures not built)" if omitted else "")
+        + f", {output.stat().st_size / 2**20:.1f} MiB",
+        file=log,
+    )
+    return Bundle(output, manifest, hashlib.sha256(raw).hexdigest())
+
+
+def _figure_entries(
+    config: WorkflowConfig, tier: str, figures: list[str], workdir: Path
+) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+    """Each figure's run and combined entries, and its resolved scenarios (JSON by name).
+
+    Raises ConfigError when a figure's combined dataset is missing or was not combined
+    from the current runs.
+    """
     entries: list[dict[str, Any]] = []
     scenarios: dict[str, bytes] = {}
     for figure in figures:
@@ -125,6 +162,22 @@ def export_bundle(
         scenarios[f"scenarios/{figure}.json"] = json.dumps(
             {"figure": figure, "tier": tier, "runs": resolved}, indent=1, sort_keys=True
         ).encode()
+    return entries, scenarios
+
+
+def _files(
+    config: WorkflowConfig,
+    tier: str,
+    workdir: Path,
+    entries: list[dict[str, Any]],
+    scenarios: dict[str, bytes],
+    log: TextIO,
+) -> dict[str, Path | bytes]:
+    """Every file of the bundle by its path in the archive.
+
+    Appends the entries of the scenarios, the claims CSVs and the verdict records to
+    ``entries``.
+    """
     files: dict[str, Path | bytes] = {entry["path"]: workdir / entry["path"] for entry in entries}
     for name, data in scenarios.items():
         entries.append({"path": name, "kind": "scenarios", "figure": Path(name).stem})
@@ -144,27 +197,27 @@ def export_bundle(
     if records.exists():  # the verdict history travels with the runs it judged
         entries.append({"path": "records/verdicts.csv", "kind": "records"})
         files["records/verdicts.csv"] = records
+    return files
+
+
+def _checksums(entries: list[dict[str, Any]], files: dict[str, Path | bytes]) -> None:
+    """Set each entry's size and SHA-256."""
     for entry in entries:
         source = files[entry["path"]]
         if isinstance(source, bytes):
             entry["bytes"], entry["sha256"] = len(source), hashlib.sha256(source).hexdigest()
         else:
             entry["bytes"], entry["sha256"] = source.stat().st_size, _sha256(source)
-    commit, dirty = provenance.git_state()
-    created = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    manifest = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "tier": tier,
-        "created": created.isoformat(),
-        "software": provenance.software_versions(),
-        "git": {"commit": commit, "dirty": dirty},
-        "machine": _machine(),
-        "figures": {f: len(config.runs(f, tier)) for f in figures},
-        "omitted": omitted,
-        "files": entries,
-    }
-    raw = json.dumps(manifest, indent=1, sort_keys=True).encode()
+
+
+def _write_archive(
+    output: Path,
+    raw: bytes,
+    entries: list[dict[str, Any]],
+    files: dict[str, Path | bytes],
+    created: dt.datetime,
+) -> None:
+    """The tar file, the manifest first, written atomically (``.gz``/``.tgz``, ``.xz``)."""
     mode = {".gz": "w:gz", ".tgz": "w:gz", ".xz": "w:xz"}.get(output.suffix, "w")
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_name(f".{output.name}.tmp-{os.getpid()}")
@@ -181,14 +234,6 @@ def export_bundle(
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    runs = sum(1 for e in entries if e["kind"] == "run")
-    print(
-        f"{output}: tier {tier}, {runs} runs of {len(figures)} figures"
-        + (f" (left out: {', '.join(omitted)}, emulation figures not built)" if omitted else "")
-        + f", {output.stat().st_size / 2**20:.1f} MiB",
-        file=log,
-    )
-    return Bundle(output, manifest, hashlib.sha256(raw).hexdigest())
 
 
 def _add(archive: tarfile.TarFile, name: str, source: Path | bytes, created: dt.datetime) -> None:

@@ -189,25 +189,7 @@ def verify_bundle(
         _check_against_checkout(config, bundle, staged)
         result = VerifyResult(bundle, seed, sample)
         here = _runs_here(config, bundle)
-        for entry in bundle.files:
-            if entry["kind"] != "combined":
-                continue
-            figure = str(entry["figure"])
-            planned = config.runs(figure, bundle.tier)
-            runs = [staged / run.path for run in planned]
-            values = json.loads(planned[0].sweep_values) if planned else None
-            recombined_path = staged / "recombined" / f"{figure}.nc"
-            # as `tcprepro combine` does in the workflow, with the tier's values
-            write_dataset(combine_runs(runs, sweep_values=values), recombined_path)
-            recombined = open_dataset(recombined_path)
-            bundled = open_dataset(staged / entry["path"])
-            result.combined[figure] = differences(bundled, recombined)
-            state = (
-                "made of the bundle's runs"
-                if not result.combined[figure]
-                else (f"DIFFERS from the bundle's runs: {', '.join(result.combined[figure][:5])}")
-            )
-            print(f"combined {figure}: {state}", file=log)
+        _check_combined(config, bundle, staged, result, log)
         chosen = sample_runs(bundle.runs, sample, seed)
         print(
             f"re-simulating {len(chosen)} of {len(bundle.runs)} runs "
@@ -220,34 +202,76 @@ def verify_bundle(
             def simulate(run: Run, output: Path) -> None:
                 resimulate(run, bundle.tier, output, source, workdir)
 
-        for entry in chosen:
-            run = here[entry["path"]]
-            output = staged / "resimulated" / entry["path"]
-            output.parent.mkdir(parents=True, exist_ok=True)
-            started = time.perf_counter()
-            simulate(run, output)
-            bundled, fresh = open_dataset(staged / entry["path"]), open_dataset(output)
-            diff = differences(bundled, fresh)
-            wall = time.perf_counter() - started
-            if diff:
-                result.different[entry["path"]] = diff
-                print(
-                    f"{entry['path']}: DIFFERENT ({', '.join(diff[:8])}) [{wall:.0f} s]", file=log
-                )
-                print(side_by_side(bundled.attrs, fresh.attrs), file=log)
-            else:
-                result.identical.append(entry["path"])
-                print(f"{entry['path']}: identical [{wall:.0f} s]", file=log)
+        _compare_sample(chosen, here, staged, simulate, result, log)
     print(result.summary(), file=log)
+    _record_verification(workdir, bundle, seed, len(chosen), result)
+    return result
+
+
+def _check_combined(
+    config: WorkflowConfig, bundle: Bundle, staged: Path, result: VerifyResult, log: TextIO
+) -> None:
+    """Each combined dataset of the bundle against the combination of its runs."""
+    for entry in bundle.files:
+        if entry["kind"] != "combined":
+            continue
+        figure = str(entry["figure"])
+        planned = config.runs(figure, bundle.tier)
+        runs = [staged / run.path for run in planned]
+        values = json.loads(planned[0].sweep_values) if planned else None
+        recombined_path = staged / "recombined" / f"{figure}.nc"
+        # as `tcprepro combine` does in the workflow, with the tier's values
+        write_dataset(combine_runs(runs, sweep_values=values), recombined_path)
+        recombined = open_dataset(recombined_path)
+        bundled = open_dataset(staged / entry["path"])
+        result.combined[figure] = differences(bundled, recombined)
+        state = (
+            "made of the bundle's runs"
+            if not result.combined[figure]
+            else (f"DIFFERS from the bundle's runs: {', '.join(result.combined[figure][:5])}")
+        )
+        print(f"combined {figure}: {state}", file=log)
+
+
+def _compare_sample(
+    chosen: list[Mapping[str, Any]],
+    here: Mapping[str, Run],
+    staged: Path,
+    simulate: Callable[[Run, Path], None],
+    result: VerifyResult,
+    log: TextIO,
+) -> None:
+    """Simulate each chosen run again and compare it with the bundle's, bit for bit."""
+    for entry in chosen:
+        run = here[entry["path"]]
+        output = staged / "resimulated" / entry["path"]
+        output.parent.mkdir(parents=True, exist_ok=True)
+        started = time.perf_counter()
+        simulate(run, output)
+        bundled, fresh = open_dataset(staged / entry["path"]), open_dataset(output)
+        diff = differences(bundled, fresh)
+        wall = time.perf_counter() - started
+        if diff:
+            result.different[entry["path"]] = diff
+            print(f"{entry['path']}: DIFFERENT ({', '.join(diff[:8])}) [{wall:.0f} s]", file=log)
+            print(side_by_side(bundled.attrs, fresh.attrs), file=log)
+        else:
+            result.identical.append(entry["path"])
+            print(f"{entry['path']}: identical [{wall:.0f} s]", file=log)
+
+
+def _record_verification(
+    workdir: Path, bundle: Bundle, seed: int, sampled: int, result: VerifyResult
+) -> None:
+    """Add the result to the import record, when the verified bundle is the one imported."""
     record = source_record(workdir)
     if record is not None and record.get("manifest_sha256") == bundle.digest:
         record["verify"] = {
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "seed": seed,
-            "sampled": len(chosen),
+            "sampled": sampled,
             "identical": len(result.identical),
             "different": sorted(result.different),
             "combined_differ": sorted(f for f, d in result.combined.items() if d),
         }
         _write_json(workdir / RECORD, record)
-    return result
