@@ -143,6 +143,37 @@ def run_trace(
         ax.set_xlim(0.0, duration)
         ax.set_xlabel("time (s)")
 
+    ticked = _window_panel(ax_cwnd, run, time, with_window, colours, flow, mss)
+    queue_colours, dropped = _queue_panel(ax_queue, run, time, links, crossed, colours)
+    ticked = ticked or dropped
+    _legend(fig, ax_cwnd, queue_colours, bool(links), ticked)
+
+    cell_text = ", ".join(f"{k}={v}" for k, v in cell.items())
+    size = f"segments of {mss:g} B" if np.isfinite(mss) else "kB (the run records no MSS)"
+    named = f"; the flow the criterion names ({flow}) drawn thick" if flow else ""
+    queues = ", ".join(links) if links else "none traced"
+    facts = Drawn(panels=2, panels_drawn=int(bool(with_window)) + int(bool(links))).say(
+        f"Run: {figure_id}, {cell_text}, repetition {rep}.",
+        f"Left: congestion window of each flow in {size}{named}; ticks at the top mark the "
+        f"{interval:g} s sampling intervals in which the flow lost data segments.",
+        f"Right: queue of the link direction(s) the run's flows cross ({queues}), in packets, "
+        "buffer dashed; ticks mark intervals with drops there.",
+        f"The run lasts {duration:g} s; its first {warmup:g} s are warm-up (shaded), the "
+        f"claim is measured on the remaining {duration - warmup:g} s.",
+    )
+    return record(fig, facts)
+
+
+def _window_panel(
+    ax_cwnd: Axes,
+    run: xr.Dataset,
+    time: np.ndarray,
+    with_window: list[str],
+    colours: Mapping[str, Any],
+    flow: str | None,
+    mss: float,
+) -> bool:
+    """Each flow's congestion window, its losses ticked above; whether any tick was drawn."""
     unit = mss if np.isfinite(mss) else 1e3
     peak = 0.0
     ticked = False
@@ -167,7 +198,22 @@ def run_trace(
     ax_cwnd.set_ylabel("cwnd (segments)" if np.isfinite(mss) else "cwnd (kB)")
     if not with_window:
         ax_cwnd.text(0.5, 0.5, "no flow traces a window", ha="center", transform=ax_cwnd.transAxes)
+    return ticked
 
+
+def _queue_panel(
+    ax_queue: Axes,
+    run: xr.Dataset,
+    time: np.ndarray,
+    links: list[str],
+    crossed: Mapping[str, str],
+    colours: Mapping[str, Any],
+) -> tuple[dict[str, Any], bool]:
+    """The queue of each link direction the flows cross, its buffer and drops.
+
+    Returns the colour of each queue and whether any drop tick was drawn.
+    """
+    ticked = False
     queue_colours = {}
     top = 1.0
     for k, link in enumerate(links):
@@ -189,7 +235,13 @@ def run_trace(
     # a little below zero: an empty queue is a line above the axis, not under it
     ax_queue.set_ylim(-0.03 * top, top / (1 - _TICK_BAND))
     ax_queue.set_ylabel("queue (packets)")
+    return queue_colours, ticked
 
+
+def _legend(
+    fig: Figure, ax_cwnd: Axes, queue_colours: Mapping[str, Any], links: bool, ticked: bool
+) -> None:
+    """One key right of both panels, naming only what is drawn."""
     handles, labels = ax_cwnd.get_legend_handles_labels()
     for link, colour in queue_colours.items():
         handles.append(plt.Line2D([], [], color=colour, lw=0.8))
@@ -204,21 +256,6 @@ def run_trace(
     handles.append(plt.Rectangle((0, 0), 1, 1, color="0.9"))
     labels.append("warm-up")
     fig.legend(handles, labels, loc="outside right upper", fontsize=FONT_PT - 1)
-
-    cell_text = ", ".join(f"{k}={v}" for k, v in cell.items())
-    size = f"segments of {mss:g} B" if np.isfinite(mss) else "kB (the run records no MSS)"
-    named = f"; the flow the criterion names ({flow}) drawn thick" if flow else ""
-    queues = ", ".join(links) if links else "none traced"
-    facts = Drawn(panels=2, panels_drawn=int(bool(with_window)) + int(bool(links))).say(
-        f"Run: {figure_id}, {cell_text}, repetition {rep}.",
-        f"Left: congestion window of each flow in {size}{named}; ticks at the top mark the "
-        f"{interval:g} s sampling intervals in which the flow lost data segments.",
-        f"Right: queue of the link direction(s) the run's flows cross ({queues}), in packets, "
-        "buffer dashed; ticks mark intervals with drops there.",
-        f"The run lasts {duration:g} s; its first {warmup:g} s are warm-up (shaded), the "
-        f"claim is measured on the remaining {duration - warmup:g} s.",
-    )
-    return record(fig, facts)
 
 
 def write_why_figures(
