@@ -8,6 +8,7 @@ drawn as a visible "pending" box.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -207,16 +208,7 @@ def response_time_curves(
     summary = metrics.conditional_response(table, by=by, edges=edges)
     palette = dict(zip(downs, sns.color_palette("colorblind", len(downs)), strict=True))
     shown = summary[summary["n"] >= min_transfers]
-    # x: the size bins drawn and one on each side (a short run fills few of the law's bins)
-    x_range = (edges[0], edges[-1])
-    if not shown.empty:
-        low = np.searchsorted(edges, float(shown["size_center_bytes"].min())) - 2
-        high = np.searchsorted(edges, float(shown["size_center_bytes"].max())) + 1
-        x_range = (edges[max(low, 0)], edges[min(high, len(edges) - 1)])
-    if not shown.empty:  # common y range: every drawn mean and band, with a margin
-        floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
-        y_low = float(np.nanmin(floor)) / 1.5
-        y_high = float(np.nanmax(shown["ci_high_s"].fillna(shown["mean_s"]))) * 1.5
+    x_range, y_range = _response_ranges(shown, edges)
     width = min(max(1.65 * len(ups), _STRIP_MIN_WIDTH_IN), TEXT_WIDTH_IN)
     top_height = min(1.9 * len(loads) + 0.7, MAX_HEIGHT_IN - _STRIP_HEIGHT_IN)
     fig = plt.figure(figsize=(width, top_height + _STRIP_HEIGHT_IN), layout="constrained")
@@ -230,45 +222,7 @@ def response_time_curves(
             panel = summary[summary["up"] == up]
             if load is not None:
                 panel = panel[np.isclose(panel["load"], load)]
-            drawn_here = False
-            censored_text: list[int] = []
-            for down in downs:
-                curve = panel[(panel["down"] == down) & (panel["n"] >= min_transfers)]
-                censored = int(panel.loc[panel["down"] == down, "censored"].sum())
-                if censored:
-                    censored_text.append(censored)
-                if curve.empty:
-                    continue
-                drawn_here = True
-                low = curve["ci_low_s"].clip(lower=curve["mean_s"] / 10)
-                ax.plot(
-                    curve["size_center_bytes"],
-                    curve["mean_s"],
-                    marker="o",
-                    color=palette[down],
-                    markersize=3,
-                    **points_style(len(curve)),
-                )
-                ax.errorbar(
-                    curve["size_center_bytes"],
-                    curve["mean_s"],
-                    yerr=[
-                        (curve["mean_s"] - low).fillna(0),
-                        (curve["ci_high_s"] - curve["mean_s"]).fillna(0),
-                    ],
-                    fmt="none",
-                    ecolor=palette[down],
-                    elinewidth=0.8,
-                    capsize=2,
-                )
-                ax.fill_between(
-                    curve["size_center_bytes"],
-                    low,
-                    curve["ci_high_s"],
-                    color=palette[down],
-                    alpha=0.15,
-                    linewidth=0,
-                )
+            drawn_here, censored_text = _response_curves(ax, panel, downs, palette, min_transfers)
             if drawn_here:
                 n_drawn += 1
                 if censored_text:  # one short line in the corner: panels sit side by side
@@ -285,22 +239,7 @@ def response_time_curves(
                 few = not panel.empty and panel["n"].sum() > 0
                 empty = f"fewer than {min_transfers}\ntransfers per size bin" if few else "pending"
                 empty_panel(ax, empty)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlim(*x_range)
-            if not shown.empty:
-                ax.set_ylim(y_low, y_high)
-            ax.set_ylabel("mean response time (s)" if j == 0 else "")
-            # two lines: four panels side by side leave no room for one; the load the
-            # transfers measured beside the target, which a short run can miss widely
-            load_text = ""
-            if load is not None:
-                load_text = f"\nload {_pct(load)}"
-                if not measured.empty:
-                    at = measured[(measured["up"] == up) & np.isclose(measured["load"], load)]
-                    if len(at):
-                        load_text += f", measured {_pct(float(at['offered_load'].median()))}"
-            ax.set_title(f"upload {up}{load_text}")
+            _response_axes(ax, up, load, j, x_range, y_range, measured)
     for ax in axes.flat:
         ax.tick_params(axis="x", labelrotation=45)
     top.supxlabel("transfer size (bytes)")
@@ -329,6 +268,106 @@ def response_time_curves(
 #: leaves its two panels readable, inches
 _STRIP_HEIGHT_IN = 2.0
 _STRIP_MIN_WIDTH_IN = 4.8
+
+
+def _response_ranges(
+    shown: pd.DataFrame, edges: np.ndarray
+) -> tuple[tuple[float, float], tuple[float, float] | None]:
+    """The panels' common x range and y range (None when no curve is drawn)."""
+    # x: the size bins drawn and one on each side (a short run fills few of the law's bins)
+    x_range = (edges[0], edges[-1])
+    if not shown.empty:
+        low = np.searchsorted(edges, float(shown["size_center_bytes"].min())) - 2
+        high = np.searchsorted(edges, float(shown["size_center_bytes"].max())) + 1
+        x_range = (edges[max(low, 0)], edges[min(high, len(edges) - 1)])
+    y_range = None
+    if not shown.empty:  # common y range: every drawn mean and band, with a margin
+        floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
+        y_low = float(np.nanmin(floor)) / 1.5
+        y_high = float(np.nanmax(shown["ci_high_s"].fillna(shown["mean_s"]))) * 1.5
+        y_range = (y_low, y_high)
+    return x_range, y_range
+
+
+def _response_curves(
+    ax: plt.Axes,
+    panel: pd.DataFrame,
+    downs: list[str],
+    palette: dict[str, Any],
+    min_transfers: int,
+) -> tuple[bool, list[int]]:
+    """One panel's curves, one per download variant, with their confidence bands.
+
+    Returns whether any curve was drawn, and the censored transfers of each variant.
+    """
+    drawn_here = False
+    censored_text: list[int] = []
+    for down in downs:
+        curve = panel[(panel["down"] == down) & (panel["n"] >= min_transfers)]
+        censored = int(panel.loc[panel["down"] == down, "censored"].sum())
+        if censored:
+            censored_text.append(censored)
+        if curve.empty:
+            continue
+        drawn_here = True
+        low = curve["ci_low_s"].clip(lower=curve["mean_s"] / 10)
+        ax.plot(
+            curve["size_center_bytes"],
+            curve["mean_s"],
+            marker="o",
+            color=palette[down],
+            markersize=3,
+            **points_style(len(curve)),
+        )
+        ax.errorbar(
+            curve["size_center_bytes"],
+            curve["mean_s"],
+            yerr=[
+                (curve["mean_s"] - low).fillna(0),
+                (curve["ci_high_s"] - curve["mean_s"]).fillna(0),
+            ],
+            fmt="none",
+            ecolor=palette[down],
+            elinewidth=0.8,
+            capsize=2,
+        )
+        ax.fill_between(
+            curve["size_center_bytes"],
+            low,
+            curve["ci_high_s"],
+            color=palette[down],
+            alpha=0.15,
+            linewidth=0,
+        )
+    return drawn_here, censored_text
+
+
+def _response_axes(
+    ax: plt.Axes,
+    up: str,
+    load: float | None,
+    column: int,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float] | None,
+    measured: pd.DataFrame,
+) -> None:
+    """One panel's scales, ranges, label and title (the load, measured beside its target)."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*x_range)
+    if y_range is not None:
+        ax.set_ylim(*y_range)
+    ax.set_ylabel("mean response time (s)" if column == 0 else "")
+    # two lines: four panels side by side leave no room for one; the load the
+    # transfers measured beside the target, which a short run can miss widely
+    load_text = ""
+    if load is not None:
+        load_text = f"\nload {_pct(load)}"
+        if not measured.empty:
+            at = measured[(measured["up"] == up) & np.isclose(measured["load"], load)]
+            if len(at):
+                load_text += f", measured {_pct(float(at['offered_load'].median()))}"
+    ax.set_title(f"upload {up}{load_text}")
 
 
 def _log_ticks(ax: plt.Axes) -> None:
