@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import xarray as xr
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 
 from tcprepro import metrics
 from tcprepro.analysis import study_a as analysis_a
@@ -59,8 +59,6 @@ def utilisation_grid(
     logarithmic colour scale fixed at ``rtt_range_ms`` (give A1 and A2 the same
     range, so that a colour means the same RTT in both), with its colour bar.
     """
-    from matplotlib.colors import LogNorm
-
     rows = [str(v) for v in ds["up"].values]
     cols = [str(v) for v in ds["down"].values]
     frame = _tidy_utilisation(ds)
@@ -74,10 +72,46 @@ def utilisation_grid(
         layout="constrained",
     )
     left, right = fig.subfigures(1, 2, width_ratios=[grid_width, 2.8])
+    figure = str(ds.attrs.get("figure", ""))
+    drawn_cells, stated = _utilisation_bars(left, frame, rows, cols, n_reps, figure)
+    left.supylabel(f"{row_label} variant (rows): utilisation %")
+    left.supxlabel(f"{col_label} variant (columns)")
+    if title:
+        fig.suptitle(title)
+
+    _rtt_maps(right, rtt, rtt_range_ms, row_label, col_label)
+    missing = json.loads(ds.attrs.get("missing_cells", "[]"))
+    facts = Drawn(
+        panels=len(rows) * len(cols),
+        panels_drawn=drawn_cells,
+        cells_drawn=drawn_cells,
+    ).say(
+        spread_statement(n_reps, "Bars: mean over repetitions; error bars"),
+        f"RTT colour scale: logarithmic, fixed at {rtt_range_ms[0]:g}–{rtt_range_ms[1]:g} ms "
+        "(values beyond it take the end colours).",
+        paper_values.caption(stated),
+        _stated_rtts(figure),
+    )
+    if missing:
+        facts.say(f"{len(missing)} cell(s) pending (model not built yet): grey boxes.")
+    return record(fig, facts)
+
+
+def _utilisation_bars(
+    left: SubFigure,
+    frame: pd.DataFrame,
+    rows: list[str],
+    cols: list[str],
+    n_reps: int,
+    figure: str,
+) -> tuple[int, list[paper_values.Mark]]:
+    """The grid of Up/Down bars, the papers' stated values marked on them.
+
+    Returns the cells drawn and the stated values marked.
+    """
     axes = left.subplots(len(rows), len(cols), sharex=True, sharey=True, squeeze=False)
     palette = {"Up": "#4c72b0", "Down": "#dd8452"}
     drawn_cells = 0
-    figure = str(ds.attrs.get("figure", ""))
     stated: list[paper_values.Mark] = []
     for i, up in enumerate(rows):
         for j, down in enumerate(cols):
@@ -112,10 +146,18 @@ def utilisation_grid(
             ax.set_ylabel(up if j == 0 else "")
             if i == 0:
                 ax.set_title(down)
-    left.supylabel(f"{row_label} variant (rows): utilisation %")
-    left.supxlabel(f"{col_label} variant (columns)")
-    if title:
-        fig.suptitle(title)
+    return drawn_cells, stated
+
+
+def _rtt_maps(
+    right: SubFigure,
+    rtt: xr.DataArray,
+    rtt_range_ms: tuple[float, float],
+    row_label: str,
+    col_label: str,
+) -> None:
+    """The mean RTT of the download and upload flows per cell, with one colour bar."""
+    from matplotlib.colors import LogNorm
 
     rtt_axes = right.subplots(2, 1)
     norm = LogNorm(*rtt_range_ms)
@@ -149,21 +191,6 @@ def utilisation_grid(
     ticks = _ticks_125(*rtt_range_ms)
     colour_bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
     colour_bar.minorticks_off()
-    missing = json.loads(ds.attrs.get("missing_cells", "[]"))
-    facts = Drawn(
-        panels=len(rows) * len(cols),
-        panels_drawn=drawn_cells,
-        cells_drawn=drawn_cells,
-    ).say(
-        spread_statement(n_reps, "Bars: mean over repetitions; error bars"),
-        f"RTT colour scale: logarithmic, fixed at {rtt_range_ms[0]:g}–{rtt_range_ms[1]:g} ms "
-        "(values beyond it take the end colours).",
-        paper_values.caption(stated),
-        _stated_rtts(figure),
-    )
-    if missing:
-        facts.say(f"{len(missing)} cell(s) pending (model not built yet): grey boxes.")
-    return record(fig, facts)
 
 
 def _stated_rtts(figure: str) -> str:
