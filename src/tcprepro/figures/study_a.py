@@ -484,20 +484,7 @@ def traffic_strip(
         return
     facts.panels_drawn += 2
     colour, line = "0.6", "black"
-    expected = histogram["expected"].to_numpy()
-    counts = histogram["count"].to_numpy()
-    positive = np.concatenate([counts[counts > 0], expected[expected > 0]])
-    y_low = max(min(0.5, float(positive.min()) / 1.5), 1e-2)
-    y_high = float(positive.max()) * 2.0
-    hist_ax.stairs(counts, edges, fill=True, color=colour, baseline=y_low)
-    hist_ax.stairs(expected, edges, color=line, linewidth=1.0, baseline=None)
-    hist_ax.set_xscale("log")
-    hist_ax.set_yscale("log")
-    hist_ax.set_xlim(edges[0], edges[-1])
-    hist_ax.set_ylim(y_low, y_high)
-    hist_ax.tick_params(axis="x", labelrotation=45)
-    hist_ax.set_xlabel("transfer size (bytes)")
-    hist_ax.set_ylabel("transfers")
+    _size_histogram(hist_ax, histogram, edges, colour, line)
 
     points = loads.drop_duplicates("draw")
     shared = len(points) < len(loads)
@@ -511,18 +498,7 @@ def traffic_strip(
         "markeredgecolor": "0.3",
         "markeredgewidth": 0.5,
     }
-    for x, level in enumerate(levels):
-        at = points[np.isclose(points["target_load"], level)]
-        spread = np.linspace(-0.18, 0.18, len(at)) if len(at) > 1 else np.zeros(1)
-        load_ax.plot(x + spread, 100 * at["offered_load"], **point_style)
-        load_ax.plot(
-            [x - 0.32, x + 0.32], [100 * level] * 2, color=line, linewidth=1.0, linestyle="--"
-        )
-    load_ax.set_xticks(range(len(levels)), [_pct(level) for level in levels])
-    load_ax.set_xlim(-0.6, len(levels) - 0.4)
-    load_ax.set_ylim(0, 100 * max(points["offered_load"].max(), max(levels)) * 1.15)
-    load_ax.set_xlabel("target load")
-    load_ax.set_ylabel("offered load (%)")
+    _offered_loads(load_ax, points, levels, point_style, line)
     one = "repetition" if shared else "run"
     sub.legend(
         [
@@ -563,6 +539,48 @@ def traffic_strip(
         f"{capacity / 1e6:.2f} Mb/s (the downlink goodput capacity the load is calibrated "
         f"to): {per_level}.",
     )
+
+
+def _size_histogram(
+    hist_ax: plt.Axes, histogram: pd.DataFrame, edges: np.ndarray, colour: str, line: str
+) -> None:
+    """The sizes drawn per bin, and the count the size law expects as a step line."""
+    expected = histogram["expected"].to_numpy()
+    counts = histogram["count"].to_numpy()
+    positive = np.concatenate([counts[counts > 0], expected[expected > 0]])
+    y_low = max(min(0.5, float(positive.min()) / 1.5), 1e-2)
+    y_high = float(positive.max()) * 2.0
+    hist_ax.stairs(counts, edges, fill=True, color=colour, baseline=y_low)
+    hist_ax.stairs(expected, edges, color=line, linewidth=1.0, baseline=None)
+    hist_ax.set_xscale("log")
+    hist_ax.set_yscale("log")
+    hist_ax.set_xlim(edges[0], edges[-1])
+    hist_ax.set_ylim(y_low, y_high)
+    hist_ax.tick_params(axis="x", labelrotation=45)
+    hist_ax.set_xlabel("transfer size (bytes)")
+    hist_ax.set_ylabel("transfers")
+
+
+def _offered_loads(
+    load_ax: plt.Axes,
+    points: pd.DataFrame,
+    levels: list[float],
+    point_style: dict[str, Any],
+    line: str,
+) -> None:
+    """The offered load each draw measured, beside its target (dashed), per target load."""
+    for x, level in enumerate(levels):
+        at = points[np.isclose(points["target_load"], level)]
+        spread = np.linspace(-0.18, 0.18, len(at)) if len(at) > 1 else np.zeros(1)
+        load_ax.plot(x + spread, 100 * at["offered_load"], **point_style)
+        load_ax.plot(
+            [x - 0.32, x + 0.32], [100 * level] * 2, color=line, linewidth=1.0, linestyle="--"
+        )
+    load_ax.set_xticks(range(len(levels)), [_pct(level) for level in levels])
+    load_ax.set_xlim(-0.6, len(levels) - 0.4)
+    load_ax.set_ylim(0, 100 * max(points["offered_load"].max(), max(levels)) * 1.15)
+    load_ax.set_xlabel("target load")
+    load_ax.set_ylabel("offered load (%)")
 
 
 def _ticks_125(low: float, high: float, mantissas: tuple[float, ...] = (1, 2, 5)) -> list[float]:
