@@ -285,3 +285,14 @@ def test_only_the_route_types_know_which_route_runs_in_parallel():
     from tcprepro.emulation.routes import REGISTRY
 
     assert [name for name, route in REGISTRY.items() if route.runs_in_parallel] == ["uml"]
+
+
+def test_no_module_is_over_800_lines():
+    # a room of one purpose: past 800 lines a module holds several, split along their seams
+    limit = 800
+    long = sorted(
+        f"{path.relative_to(PACKAGE.parent)}: {count} lines"
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text().splitlines())) > limit
+    )
+    assert not long, f"modules over {limit} lines: " + "; ".join(long)

@@ -335,9 +335,9 @@ def _cmd_claims(args: argparse.Namespace) -> int:
         claims.write_csv(results, args.csv)
     figures = {}
     if args.why_dir:
-        figures = claims.write_why_figures(
-            results, datasets, args.why_dir, include_root=args.why_root
-        )
+        from tcprepro.figures.why import write_why_figures
+
+        figures = write_why_figures(results, datasets, args.why_dir, include_root=args.why_root)
         print(f"{len(figures)} trace figure(s) in {args.why_dir}")
     if args.tex:
         claims.write_tex(
