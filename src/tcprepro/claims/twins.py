@@ -15,9 +15,10 @@ import xarray as xr
 from tcprepro.claims.judge import _judge
 from tcprepro.claims.registry import Claim
 from tcprepro.claims.verdicts import ClaimResult
+from tcprepro.emulation.routes import REGISTRY
 
 #: what a twin's emulated dataset is called by its route (``emulation_route`` attribute)
-ROUTE_LABELS = {"uml": "Linux (UML)", "native": "Linux (native)", "vm": "Linux (VM)"}
+ROUTE_LABELS = {name: route.label for name, route in REGISTRY.items()}
 
 
 EMULATED_LABEL = "Linux (emulated)"

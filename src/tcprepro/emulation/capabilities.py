@@ -14,7 +14,6 @@ The routes themselves, and the choice between them, are
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import shutil
 import subprocess
@@ -35,7 +34,6 @@ __all__ = [
     "mininet_importable",
     "native_missing",
     "qdisc_works",
-    "route_report",
     "scenario_needs",
     "tool_needs",
     "tool_version",
@@ -318,16 +316,6 @@ def uml_missing(needs: Needs) -> list[Missing]:
                 Missing(f"congestion control {name} (UML kernel)", f"no tcp_{name} built in", "")
             )
     return missing
-
-
-def route_report(needs_by_label: dict[str, Needs]) -> list[str]:
-    """Lines saying which route each kind of scenario takes on this host, and why.
-
-    Kept for ``tcprepro doctor``, which imports it from here: the report is
-    :func:`tcprepro.emulation.routes.route_report` (imported by name, as the routes
-    module imports this one).
-    """
-    return importlib.import_module("tcprepro.emulation.routes").route_report(needs_by_label)
 
 
 # ---------------------------------------------------------------------------
