@@ -111,13 +111,13 @@ def test_a_delayed_ack_factor_linux_cannot_give_is_a_config_error_naming_the_fie
     with pytest.raises(ConfigError, match=rf"tcp\.delayed_ack_count: {b} has no Linux equivalent"):
         linux.route_metrics(TcpSettings(delayed_ack_count=b))
     scenario = load_scenario_dict(apply_overrides(DUMBBELL, [f"tcp.delayed_ack_count={b}"]))
-    # refused where every emulated batch is planned, before any boot (runner.plan_route)
+    # refused where every emulated batch is planned, before any boot (routes.choose_for)
     with pytest.raises(ConfigError, match=r"tcp\.delayed_ack_count"):
         capabilities.scenario_needs(scenario)
-    from tcprepro.emulation import runner
+    from tcprepro.emulation import routes
 
     with pytest.raises(ConfigError, match=r"tcp\.delayed_ack_count"):
-        runner.plan_route([scenario], "uml")
+        routes.choose_for([scenario], "uml")
 
 
 def test_missing_capabilities_are_named_in_one_message(monkeypatch):

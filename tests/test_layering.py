@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,174 @@ def test_no_import_cycle():
 def test_the_cycle_finder_finds_a_planted_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+# ---------------------------------------------------------------------------
+# The emulation routes: one type per route, and nobody else asks which one it holds
+
+#: the names of the emulation routes (``--route``, ``emulation_route:``, the datasets)
+ROUTE_NAMES = frozenset({"native", "uml", "vm"})
+#: the route objects and types of tcprepro.emulation.routes
+ROUTE_SYMBOLS = frozenset({"NATIVE", "UML", "VM", "NativeRoute", "UmlRoute", "VmRoute"})
+#: the only module that may branch on which route it holds, or say which runs in parallel
+ROUTE_MODULES = frozenset({"tcprepro.emulation.routes"})
+WORKFLOW = PACKAGE.parents[1] / "workflow"
+
+
+def _route_constants(tree: ast.AST) -> set[str]:
+    """Names a module binds to a route's name (``LINUX_ROUTE = "uml"``)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and _is_route_name(node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return found
+
+
+def _is_route_name(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value in ROUTE_NAMES
+
+
+def _names_a_route(node: ast.AST, constants: set[str]) -> bool:
+    """Whether an operand of a comparison stands for a route's identity."""
+    if _is_route_name(node):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_a_route(element, constants) for element in node.elts)
+    if isinstance(node, ast.Name):
+        return node.id in ROUTE_SYMBOLS | constants
+    if isinstance(node, ast.Attribute):
+        if node.attr in ROUTE_SYMBOLS | constants:
+            return True
+        # route.name, choice.route.name, self.route.name
+        return node.attr == "name" and "route" in ast.unparse(node.value).lower()
+    return False
+
+
+def route_identity_checks(path: Path) -> list[str]:
+    """Where a module branches on a route's identity: ``==``/``!=``/``is``/``in`` against
+    a route's name, a constant holding one, a route object or a route's ``.name``; a
+    ``match`` case on one; ``isinstance`` with a route type."""
+    tree = ast.parse(path.read_text())
+    constants = _route_constants(tree)
+    where = path.relative_to(PACKAGE.parent) if PACKAGE in path.parents else path.name
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            if any(_names_a_route(o, constants) for o in [node.left, *node.comparators]):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Match):
+            subject = _names_a_route(node.subject, constants)
+            for case in node.cases:
+                patterns = [p for p in ast.walk(case.pattern) if isinstance(p, ast.MatchValue)]
+                classes = [p for p in ast.walk(case.pattern) if isinstance(p, ast.MatchClass)]
+                if (
+                    subject
+                    or any(_names_a_route(p.value, constants) for p in patterns)
+                    or any(_names_a_route(p.cls, constants) for p in classes)
+                ):
+                    found.append(f"{where}:{case.pattern.lineno}: case {ast.unparse(case.pattern)}")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+            and _names_a_route(node.args[1], set())
+        ):
+            found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+#: a workflow rule comparing a value with a route's name, or a route's ``.name``
+SMK_ROUTE_CHECK = re.compile(
+    r"""(?:[=!]=|\bis\b|\bin\b)\s*[(\[{]?\s*["'](?:native|uml|vm)["']"""
+    r"""|["'](?:native|uml|vm)["']\s*(?:[=!]=|\bin\b)|route\.name\s*(?:[=!]=|\bin\b|\bis\b)"""
+)
+
+
+def test_the_route_finder_finds_planted_checks(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "MY_ROUTE = 'uml'\n"
+        "def f(route, choice):\n"
+        "    a = route == 'uml'\n"
+        "    b = choice.route in ('native', 'vm')\n"
+        "    c = route is UML\n"
+        "    d = choice.route.name != other\n"
+        "    e = route == MY_ROUTE\n"
+        "    g = isinstance(route, UmlRoute)\n"
+        "    match route:\n"
+        "        case 'vm':\n"
+        "            pass\n"
+        "    h = route == 'auto' or kind == 'kvm' or results['native']\n"
+    )
+    found = route_identity_checks(planted)
+    assert sorted(int(line.split(":")[1]) for line in found) == [3, 4, 5, 6, 7, 8, 10]
+    assert SMK_ROUTE_CHECK.search('if EMULATION.route == "uml":')
+    assert SMK_ROUTE_CHECK.search("route.name in routes")
+    assert not SMK_ROUTE_CHECK.search("route=EMULATION.route if EMULATION.enabled else None")
+
+
+def test_no_module_but_the_route_types_branches_on_a_route():
+    """The route is an object (tcprepro.emulation.routes) that answers what differs from
+    one route to another: no other module asks which route it holds."""
+    found = [
+        check
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if module_name(path) not in ROUTE_MODULES
+        for check in route_identity_checks(path)
+    ]
+    found += [
+        f"{path.relative_to(WORKFLOW.parent)}:{number}: {line.strip()}"
+        for path in sorted([*WORKFLOW.rglob("*.smk"), WORKFLOW / "Snakefile"])
+        if path.exists()
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if SMK_ROUTE_CHECK.search(line)
+    ]
+    assert not found, "route identity checked outside its type:\n" + "\n".join(found)
+
+
+def test_only_the_route_types_know_which_route_runs_in_parallel():
+    """Whether a route's batches run side by side is the route's answer
+    (``runs_in_parallel``): nobody else sets it, and no function about parallelism
+    decides it from the route's identity."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if module_name(path) in ROUTE_MODULES:
+            continue
+        tree = ast.parse(path.read_text())
+        constants = _route_constants(tree)
+        where = path.relative_to(PACKAGE.parent)
+        for node in ast.walk(tree):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            for target in targets:
+                name = getattr(target, "id", None) or getattr(target, "attr", None)
+                if name == "runs_in_parallel":
+                    found.append(f"{where}:{node.lineno}: sets runs_in_parallel")
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                "parallel" in node.name
+            ):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Compare) and any(
+                        _names_a_route(o, constants) for o in [inner.left, *inner.comparators]
+                    ):
+                        found.append(f"{where}:{inner.lineno}: {node.name}: {ast.unparse(inner)}")
+    assert not found, "parallelism decided outside the route types:\n" + "\n".join(found)
+    from tcprepro.emulation.routes import REGISTRY
+
+    assert [name for name, route in REGISTRY.items() if route.runs_in_parallel] == ["uml"]
+
+
+def test_no_module_is_over_800_lines():
+    # a room of one purpose: past 800 lines a module holds several, split along their seams
+    limit = 800
+    long = sorted(
+        f"{path.relative_to(PACKAGE.parent)}: {count} lines"
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text().splitlines())) > limit
+    )
+    assert not long, f"modules over {limit} lines: " + "; ".join(long)

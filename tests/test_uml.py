@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, reno_100m, uml_or_skip
-from tcprepro.emulation import capabilities, uml, umlkernel
+from tcprepro.emulation import capabilities, routes, uml, umlkernel
+from tcprepro.emulation.batch import GuestJob
 from tcprepro.emulation.fidelity import FidelityReport, LinkProbe, Tolerances
-from tcprepro.errors import CapabilityError
+from tcprepro.errors import CapabilityError, ConfigError
 
 # ---------------------------------------------------------------------------
 # No boot
@@ -123,24 +124,42 @@ def test_auto_prefers_uml_when_native_lacks_netem(monkeypatch):
     monkeypatch.setattr(capabilities, "native_missing", lambda needs: [lack])
     monkeypatch.setattr(capabilities, "uml_missing", lambda needs: [])
     monkeypatch.setattr(capabilities, "vm_missing", lambda needs: [])
-    choice = capabilities.choose_route(needs)
-    assert choice.route == "uml"
-    assert "qdisc netem" in choice.reason
-    assert "virtual clock" in choice.reason
+    choice = routes.choose_route(needs)
+    assert choice.route is routes.UML
+    assert choice.reason == "the native route lacks: qdisc netem; UML has a virtual clock"
     unbuilt = capabilities.Missing("uml-kernel", "not built", "tcprepro build-uml-kernel")
     monkeypatch.setattr(capabilities, "uml_missing", lambda needs: [unbuilt])
-    choice = capabilities.choose_route(needs)
-    assert choice.route == "vm"
-    assert "uml-kernel" in choice.reason
+    choice = routes.choose_route(needs)
+    assert choice.route is routes.VM
+    assert choice.reason == "the native route lacks: qdisc netem; the UML route: uml-kernel"
+    assert routes.choose_route(needs, "vm").reason == "forced (--route vm)"
+    assert routes.choose_route(needs, routes.VM).route is routes.VM
     with pytest.raises(CapabilityError, match=r"(?s)UML route \(forced\).*uml-kernel"):
-        capabilities.choose_route(needs, "uml")
+        routes.choose_route(needs, "uml")
+    monkeypatch.setattr(capabilities, "uml_missing", lambda needs: [])
+    assert routes.choose_route(needs, "uml").reason == "forced (--route uml); virtual clock"
+    monkeypatch.setattr(capabilities, "vm_missing", lambda needs: [unbuilt])
+    monkeypatch.setattr(capabilities, "uml_missing", lambda needs: [unbuilt])
+    with pytest.raises(CapabilityError) as refused:
+        routes.choose_route(needs)
+    assert str(refused.value).splitlines()[::2] == [
+        "missing capabilities for the native route:",
+        "missing capabilities for the UML route:",
+        "missing capabilities for the VM route:",
+    ]
+    with pytest.raises(ConfigError, match="route: 'kvm' is not one of auto, native, uml, vm"):
+        routes.choose_route(needs, "kvm")
 
 
 def test_the_cli_offers_every_route():
     from tcprepro import cli
 
-    assert cli.ROUTES == capabilities.ROUTES
-    assert "uml" in capabilities.ROUTES
+    assert cli.ROUTES == ("auto", "native", "uml", "vm") == routes.ROUTES
+    assert [routes.get_route(name).label for name in routes.ROUTES[1:]] == [
+        "Linux (native)",
+        "Linux (UML)",
+        "Linux (VM)",
+    ]
 
 
 def test_cpu_saturation_does_not_flag_a_virtual_time_run_but_a_bad_probe_does():
@@ -167,14 +186,12 @@ def test_uml_batches_are_shared_among_boots_side_by_side(monkeypatch, tmp_path):
 
     from tcprepro.emulation import runner
 
-    assert runner.parallel_boots("uml", 5, 8) == min(5, os.cpu_count() or 1)
+    assert runner.parallel_boots(routes.UML, 5, 8) == min(5, os.cpu_count() or 1)
     assert runner.parallel_boots("uml", 5, 1) == 1
-    assert runner.parallel_boots("vm", 5, 8) == 1  # real time: one boot
-    assert runner.parallel_boots("native", 5, 8) == 1
+    assert runner.parallel_boots(routes.VM, 5, 8) == 1  # real time: one boot
+    assert runner.parallel_boots(routes.NATIVE, 5, 8) == 1
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(
-        runner, "plan_route", lambda *a, **k: capabilities.RouteChoice("uml", "test")
-    )
+    monkeypatch.setattr(routes, "choose_for", lambda *a, **k: routes.RouteChoice(routes.UML, "t"))
     running, peak, boots = [0], [0], []
     lock = threading.Lock()
 
@@ -210,9 +227,7 @@ def test_sigterm_cancels_every_boot_side_by_side_and_waits_for_their_teardown(
     from tcprepro.emulation import runner
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(
-        runner, "plan_route", lambda *a, **k: capabilities.RouteChoice("uml", "test")
-    )
+    monkeypatch.setattr(routes, "choose_for", lambda *a, **k: routes.RouteChoice(routes.UML, "t"))
     started, torn_down = threading.Semaphore(0), []
 
     def fake_boot(jobs, log=None, tolerances=None, cancel=None):
@@ -249,9 +264,7 @@ def test_a_boot_that_fails_lets_the_boots_beside_it_finish(monkeypatch, tmp_path
     from tcprepro.emulation import runner
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(
-        runner, "plan_route", lambda *a, **k: capabilities.RouteChoice("uml", "test")
-    )
+    monkeypatch.setattr(routes, "choose_for", lambda *a, **k: routes.RouteChoice(routes.UML, "t"))
     finished = []
 
     def fake_boot(jobs, log=None, tolerances=None, cancel=None):
@@ -305,8 +318,6 @@ def _leftovers(kernel_path):
 def test_a_batch_failing_midway_leaves_nothing_on_the_host(tmp_path, monkeypatch):
     """A failure on the host side 60 s after the guest program started (it is setting up
     or running a 30-s flow inside UML): the boot is killed and nothing of it is left."""
-    from tcprepro.emulation import vm
-
     scenario = reno_100m(duration="30s")
     uml_or_skip(scenario)
     kernel = umlkernel.find_kernel()
@@ -323,7 +334,7 @@ def test_a_batch_failing_midway_leaves_nothing_on_the_host(tmp_path, monkeypatch
                 raise RuntimeError("injected failure in the middle of the batch")
 
     monkeypatch.setattr(uml._HostClock, "tick", failing_tick)
-    job = vm.VmJob(scenario.to_json(), 0, str(tmp_path / "never.nc"), {}, {"probe_s": 1.0})
+    job = GuestJob(scenario.to_json(), 0, str(tmp_path / "never.nc"), {}, {"probe_s": 1.0})
     with pytest.raises(RuntimeError, match="injected failure"):
         uml.run_batch([job])
     assert seen["uml_processes"] > len(before["processes"])  # UML was running then
@@ -388,10 +399,8 @@ def test_a_boot_reports_each_run_as_the_guest_finishes_it(tmp_path):
     lines as they appear (a half-written last line waits for the next poll)."""
     import io
 
-    from tcprepro.emulation.vm import VmJob
-
     jobs = [
-        VmJob("{}", 0, str(tmp_path / f"job{i}.nc"), attrs, {})
+        GuestJob("{}", 0, str(tmp_path / f"job{i}.nc"), attrs, {})
         for i, attrs in enumerate(
             [{"figure": "X5", "sweep": json.dumps({"protocol": "Cubic", "loss": 1e-5})}, {}, {}]
         )

@@ -17,10 +17,10 @@ import pytest
 from conftest import ROOT
 from synthetic import synthetic_run
 from tcprepro import claims
-from tcprepro.claims import Claim, ClaimResult, check_claims, write_tex, write_why_figures
+from tcprepro.claims import Claim, ClaimResult, check_claims, write_tex
 from tcprepro.claims.cells import TracedRun
 from tcprepro.figures.common import drawn
-from tcprepro.figures.why import HEIGHT_IN, run_trace
+from tcprepro.figures.why import HEIGHT_IN, run_trace, write_why_figures
 from tcprepro.store import combine_runs
 from test_claims import _losses_only_in_warmup, a_figure, grid
 

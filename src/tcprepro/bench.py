@@ -426,6 +426,20 @@ def report(results: dict[str, Any]) -> str:
     ]
     lines += [_row("machine", ""), _row("---", "---")]
     lines += [_row(k, v) for k, v in results["machine"].items()]
+    lines += _event_loop_section(results)
+    lines += _startup_section(results)
+    lines += _scaling_section(results)
+    lines += _memory_section(results)
+    lines += _storage_section(results)
+    lines += _workflow_section(results)
+    lines += _recorded_section(results)
+    lines.append("")
+    return "\n".join(lines)
+
+
+def _event_loop_section(results: dict[str, Any]) -> list[str]:
+    """The event loop of tcprepro against native C++, scenario by scenario."""
+    lines: list[str] = []
     lines += [
         "",
         "## Event loop: tcprepro (Python + cppyy) vs native C++",
@@ -460,6 +474,12 @@ def report(results: dict[str, Any]) -> str:
                 "yes" if item["identical"] else "NO",
             )
         )
+    return lines
+
+
+def _startup_section(results: dict[str, Any]) -> list[str]:
+    """The start-up of a worker process."""
+    lines: list[str] = []
     s = results["startup"]
     lines += [
         "",
@@ -472,6 +492,12 @@ def report(results: dict[str, Any]) -> str:
     ]
     if "from_ns_import_ns_s" in s:
         lines.append(_row("from ns import ns (full bindings)", f"{s['from_ns_import_ns_s']:.2f}"))
+    return lines
+
+
+def _scaling_section(results: dict[str, Any]) -> list[str]:
+    """Independent runs on one core and on two."""
+    lines: list[str] = []
     c = results["scaling"]
     lines += [
         "",
@@ -485,6 +511,12 @@ def report(results: dict[str, Any]) -> str:
         _row(2, f"{c['2_process_s']:.1f}"),
         _row("speedup", f"{c['speedup']:.2f}"),
     ]
+    return lines
+
+
+def _memory_section(results: dict[str, Any]) -> list[str]:
+    """Peak memory and dataset size of the largest scenario."""
+    lines: list[str] = []
     m = results["memory"]
     lines += [
         "",
@@ -497,6 +529,12 @@ def report(results: dict[str, Any]) -> str:
         _row("---", "---", "---"),
         _row(f"{m['wall_s']:.1f}", f"{m['peak_mib']:.0f}", f"{m['dataset_mib']:.2f}"),
     ]
+    return lines
+
+
+def _storage_section(results: dict[str, Any]) -> list[str]:
+    """A run's dataset, a combined dataset and the time to read it."""
+    lines: list[str] = []
     st = results["storage"]
     lines += [
         "",
@@ -516,6 +554,12 @@ def report(results: dict[str, Any]) -> str:
             f"{st['read_combined_s']:.2f}",
         ),
     ]
+    return lines
+
+
+def _workflow_section(results: dict[str, Any]) -> list[str]:
+    """Each profile's workflow end to end, then its no-op rerun."""
+    lines: list[str] = []
     lines += [
         "",
         "## Whole workflow",
@@ -535,6 +579,12 @@ def report(results: dict[str, Any]) -> str:
                 "yes" if item["noop_ran_simulations"] else "no",
             )
         )
+    return lines
+
+
+def _recorded_section(results: dict[str, Any]) -> list[str]:
+    """The logs of an earlier ``make figures`` (``--recorded``), when given."""
+    lines: list[str] = []
     recorded = results.get("recorded")
     if recorded:
         lines += [
@@ -590,8 +640,7 @@ def report(results: dict[str, Any]) -> str:
             f"above: {recorded['paper_estimate_gib']:.2f} GiB for "
             f"{recorded['paper_estimate_runs']} runs.",
         ]
-    lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def run_all(

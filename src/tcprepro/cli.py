@@ -16,12 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tcprepro import __version__
+from tcprepro.emulation.routes import ROUTES
 from tcprepro.errors import ConfigError, TcpreproError
 
 __all__ = ["main"]
-
-#: emulation routes (tcprepro.emulation.capabilities.ROUTES, without importing it)
-ROUTES = ("auto", "native", "uml", "vm")
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -337,9 +335,9 @@ def _cmd_claims(args: argparse.Namespace) -> int:
         claims.write_csv(results, args.csv)
     figures = {}
     if args.why_dir:
-        figures = claims.write_why_figures(
-            results, datasets, args.why_dir, include_root=args.why_root
-        )
+        from tcprepro.figures.why import write_why_figures
+
+        figures = write_why_figures(results, datasets, args.why_dir, include_root=args.why_root)
         print(f"{len(figures)} trace figure(s) in {args.why_dir}")
     if args.tex:
         claims.write_tex(

@@ -249,7 +249,8 @@ def _uml_kernel() -> Status:
 
 def emulation_routes() -> list[str]:
     """Which emulation route (native, UML or VM) typical scenarios take here, and why."""
-    from tcprepro.emulation.capabilities import Needs, route_report
+    from tcprepro.emulation.capabilities import Needs
+    from tcprepro.emulation.routes import route_report
 
     lines = route_report(
         {

@@ -26,7 +26,8 @@ rule emulate_figure:
         emulation=0 if EMULATION.parallel else 1,
     params:
         tier=TIER,
-        route=EMULATION.route,
+        # the route's name: Snakemake compares plain values to rerun a job whose params changed
+        route=str(EMULATION.route),
         cache_keys=emulated_cache_keys,
     message:
         "Emulating {wildcards.figure} (native needs root; or the UML or VM route)"

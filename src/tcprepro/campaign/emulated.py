@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TextIO
 
 from tcprepro.campaign import Run, WorkflowConfig
-from tcprepro.emulation import capabilities, linux
+from tcprepro.emulation import linux, routes
+from tcprepro.emulation.routes import Route
 from tcprepro.errors import CapabilityError, ConfigError, TcpreproError
 
 __all__ = [
@@ -42,7 +43,8 @@ class EmulationDecision:
 
     enabled: bool
     mode: str
-    route: str
+    #: the route the build takes (None when it skips the emulated figures)
+    route: Route | None
     reason: str
     figures_skipped: tuple[str, ...] = ()
 
@@ -52,11 +54,8 @@ class EmulationDecision:
 
     @property
     def parallel(self) -> bool:
-        """True when emulation jobs may run side by side, one UML boot per core.
-
-        In virtual time a busy host does not change the results.
-        """
-        return self.enabled and self.route == "uml"
+        """True when emulation jobs may run side by side, one boot per core."""
+        return self.enabled and self.route is not None and self.route.runs_in_parallel
 
     @property
     def summary(self) -> str:
@@ -89,52 +88,30 @@ def decide(config: WorkflowConfig, tier: str | None = None) -> EmulationDecision
     forced = str(config.data.get("emulation_route", "auto"))
     figures = emulated_figures(config)
     if not figures:
-        return EmulationDecision(False, mode, forced, "no figure lists the mininet backend")
+        return EmulationDecision(False, mode, None, "no figure lists the mininet backend")
     if mode == "exclude":
         return EmulationDecision(
-            False, mode, forced, "excluded by the profile (emulation: exclude)", tuple(figures)
+            False, mode, None, "excluded by the profile (emulation: exclude)", tuple(figures)
         )
     scenarios = [run.scenario() for f in figures for run in config.runs(f, tier, BACKEND)[:1]]
     tools = [figure_tool(config, f) for f in figures]
     try:
-        choice = _route_for(scenarios, forced, tools)
+        # variants aside: a figure's cells are filtered by what the route's kernel offers
+        choice = routes.choose_for(scenarios, forced, tools, variants=False)
     except CapabilityError as exc:
         if mode == "include":
             raise
         reason = "this host cannot emulate: " + str(exc).replace("\n", " ")
-        return EmulationDecision(False, mode, forced, reason, tuple(figures))
+        return EmulationDecision(False, mode, None, reason, tuple(figures))
     return EmulationDecision(True, mode, choice.route, choice.reason)
 
 
-def _route_for(
-    scenarios: Sequence, forced: str, tools: Sequence[str] = ()
-) -> capabilities.RouteChoice:
-    """A route that can run the figures' scenarios (variants aside: cells are filtered)."""
-    needs = capabilities.Needs(("htb",), ())
-    for scenario in scenarios:
-        needs = needs | capabilities.Needs(capabilities.scenario_needs(scenario).qdiscs, ())
-    for tool in tools:
-        needs = needs | capabilities.tool_needs(tool)
-    return capabilities.choose_route(needs, forced)
-
-
-def offered_variants(route: str) -> set[str]:
+def offered_variants(route: str | Route) -> set[str]:
     """Linux congestion-control names the route's kernel offers."""
-    if route == "native":
-        return set(capabilities.congestion_controls())
-    from tcprepro.emulation import umlkernel, vm
-
-    kernel = umlkernel.find_kernel() if route == "uml" else vm.find_kernel()
-    if kernel is None:
-        return set()
-    from tcprepro.variants import VARIANTS
-
-    names = {v.linux_name for v in VARIANTS.values() if v.linux_name}
-    names |= {name for v in VARIANTS.values() for name in v.linux_with_params.values()}
-    return {name for name in names if kernel.has_congestion_control(name)}
+    return routes.get_route(route).offered_variants()
 
 
-def emulated_runs(config: WorkflowConfig, figure: str, tier: str, route: str) -> list[Run]:
+def emulated_runs(config: WorkflowConfig, figure: str, tier: str, route: str | Route) -> list[Run]:
     """The figure's emulated runs whose congestion controls the route's kernel offers."""
     offered = offered_variants(route)
     runs = []
@@ -150,15 +127,15 @@ def emulated_runs(config: WorkflowConfig, figure: str, tier: str, route: str) ->
     return runs
 
 
-def run_cache_key(run: Run, route: str, tool: str = "iperf3") -> str:
+def run_cache_key(run: Run, route: str | Route, tool: str = "iperf3") -> str:
     """Cache key of an emulated run: scenario, repetition, kernel, iperf3, route, tcprepro.
 
     A figure whose runs use another traffic tool (iperf 2) adds it and its version.
     """
-    return run.scenario().cache_key(run.rep, BACKEND, capabilities.emulation_versions(route, tool))
+    return run.scenario().cache_key(run.rep, BACKEND, routes.get_route(route).versions(tool))
 
 
-def _cached(run: Run, route: str, workdir: Path, tool: str = "iperf3") -> bool:
+def _cached(run: Run, route: Route, workdir: Path, tool: str = "iperf3") -> bool:
     from tcprepro.store import open_dataset
 
     path = workdir / run.path
@@ -174,7 +151,7 @@ def make_emulated_figure(
     config: WorkflowConfig,
     figure: str,
     tier: str,
-    route: str,
+    route: str | Route,
     output: str | Path,
     *,
     workdir: Path = Path("."),
@@ -183,15 +160,17 @@ def make_emulated_figure(
 ) -> Path:
     """Emulate the figure's missing runs (one batch), then combine every run into ``output``.
 
-    On the UML route the batch is shared out among up to ``parallel`` boots side by
-    side (:func:`tcprepro.emulation.runner.emulate_batch`).
+    ``route``: a route, its name, or ``auto`` (the route this host takes for the
+    figure, chosen once here). A route whose batches run in parallel shares the
+    batch out among up to ``parallel`` boots side by side
+    (:func:`tcprepro.emulation.runner.emulate_batch`).
 
     Raises
     ------
     TcpreproError
         When a run failed (its dataset is not written; the rerun retries it).
     """
-    from tcprepro.emulation.runner import EmulationJob, emulate_batch, plan_route
+    from tcprepro.emulation.runner import EmulationJob, emulate_batch
     from tcprepro.store import combine_runs, write_dataset
 
     if BACKEND not in config.backends(figure):
@@ -200,16 +179,20 @@ def make_emulated_figure(
     if not runs:
         raise ConfigError(f"{figure} has no runs in tier {tier}")
     tool = figure_tool(config, figure)
-    choice = (
-        plan_route([run.scenario() for run in runs[:1]], route, [tool]) if route == "auto" else None
+    # the route given (each batch checks what it needs), else the one this host takes
+    # for the figure, chosen once here
+    choice: Route | routes.RouteChoice = (
+        routes.choose_for([run.scenario() for run in runs[:1]], route, [tool])
+        if route == "auto"
+        else routes.get_route(route)
     )
-    route_name = choice.route if choice else route
-    wanted = emulated_runs(config, figure, tier, route_name)
+    taken = choice if isinstance(choice, Route) else choice.route
+    wanted = emulated_runs(config, figure, tier, taken)
     skipped = len(runs) - len(wanted)
-    todo = [run for run in wanted if not _cached(run, route_name, workdir, tool)]
+    todo = [run for run in wanted if not _cached(run, taken, workdir, tool)]
     print(
         f"{figure}: {len(wanted)} emulated runs ({len(wanted) - len(todo)} cached, "
-        f"{len(todo)} to run; {skipped} cells not offered by the {route_name} kernel)",
+        f"{len(todo)} to run; {skipped} cells not offered by the {taken} kernel)",
         file=log,
     )
     jobs = [
@@ -222,7 +205,7 @@ def make_emulated_figure(
         )
         for run in todo
     ]
-    results = emulate_batch(jobs, route, log=log, parallel=parallel)
+    results = emulate_batch(jobs, choice, log=log, parallel=parallel)
     failed = [r for r in results if not r.ok]
     if failed:
         raise TcpreproError(
@@ -230,19 +213,13 @@ def make_emulated_figure(
             + "; ".join(f"{r.output}: {r.error}" for r in failed)
         )
     if not wanted:
-        raise CapabilityError(
-            f"{figure}: the {route_name} kernel offers none of the figure's variants"
-        )
+        raise CapabilityError(f"{figure}: the {taken} kernel offers none of the figure's variants")
     combined = combine_runs(
         [workdir / run.path for run in wanted], sweep_values=json.loads(wanted[0].sweep_values)
     )
     combined.attrs["backend"] = BACKEND
-    combined.attrs["emulation_route"] = route_name
-    if route_name == "uml":  # the virtual-clock route sends with iperf 2 (see emulation.uml)
-        from tcprepro.emulation.uml import traffic_tool
-
-        tool = traffic_tool(tool)
-    combined.attrs["traffic_tool"] = tool
+    combined.attrs["emulation_route"] = taken.name
+    combined.attrs["traffic_tool"] = taken.traffic_tool(tool)
     combined.attrs["cells_not_offered"] = json.dumps(
         [dict(run.sweep) for run in runs if run not in wanted and run.rep == 0]
     )

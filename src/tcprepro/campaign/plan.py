@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tcprepro.campaign.config import WorkflowConfig
 from tcprepro.campaign.runs import Run, cell_name
+from tcprepro.emulation.routes import VM, Route, get_route
 from tcprepro.errors import ConfigError
 from tcprepro.models.throughput import padhye_throughput_bps
 from tcprepro.network_plan import build_plan, flow_path
@@ -187,21 +188,23 @@ def _uml_run_wall_s(scenario: Scenario) -> float:
     return wall + max(0.0, extra) * len(sampled) * UML_SAMPLE_WALL_S
 
 
-def estimate_emulated_wall_s(runs: Iterable[Run], route: str, cores: int = 1) -> float:
-    """Estimated wall time of emulating ``runs`` on ``route``.
+def estimate_emulated_wall_s(runs: Iterable[Run], route: str | Route, cores: int = 1) -> float:
+    """Estimated wall time of emulating ``runs`` on ``route`` (a route or its name).
 
-    ``native`` and ``vm`` run in real time, one run after the other: each run's
-    duration plus :data:`REAL_TIME_SETUP_S`. ``uml`` runs in virtual time: each
-    run costs its guest seconds over the measured wall-time ratio at its bottleneck
-    rate (:func:`uml_ratio`), its samplers and a fixed set-up, and the runs are shared
-    among up to ``cores`` boots side by side, each paying :data:`UML_BOOT_WALL_S` once.
+    A route in real time (native, VM) runs them one after the other: each run's
+    duration plus :data:`REAL_TIME_SETUP_S`. The virtual-clock route (UML) runs in
+    virtual time: each run costs its guest seconds over the measured wall-time ratio at
+    its bottleneck rate (:func:`uml_ratio`), its samplers and a fixed set-up, and the
+    runs are shared among the route's boots side by side for ``cores`` (each paying
+    :data:`UML_BOOT_WALL_S` once).
     """
     runs = list(runs)
     if not runs:
         return 0.0
-    if route != "uml":
+    route = get_route(route)
+    if not route.virtual_clock:
         return sum(run.scenario().duration + REAL_TIME_SETUP_S for run in runs)
-    boots = max(1, min(cores, len(runs)))
+    boots = route.boots(len(runs), cores)
     loads = [0.0] * boots
     for cost in sorted((_uml_run_wall_s(run.scenario()) for run in runs), reverse=True):
         loads[loads.index(min(loads))] += cost  # longest first onto the least loaded boot
@@ -225,14 +228,15 @@ def plan_report(
     cores: int,
     workdir: Path = Path("."),
     claims: Iterable[str] | None = None,
-    route: str | None = None,
+    route: str | Route | None = None,
 ) -> str:
     """Say how many simulations a tier needs, how many are cached, and how long the rest take.
 
     ``claims`` (verify tier only) restricts the plan to the cells those claims read.
-    ``route`` is the emulation route the build takes (``native``, ``uml``, ``vm``);
+    ``route`` is the emulation route the build takes (a route or its name);
     ``None``: not known, emulated runs are announced in real time.
     """
+    route = None if route is None else get_route(route)
     if claims is not None:
         claims = list(claims)
         if tier != "verify":
@@ -267,10 +271,10 @@ def plan_report(
             f"{len(todo)} to simulate{note}; about {estimate_wall_s(todo, cores) / 60:.1f} min"
         )
         emulated = config.runs(figure, tier, "mininet")
-        if emulated and route == "uml":
-            boots = max(1, min(cores, len(emulated)))
+        if emulated and route is not None and route.virtual_clock:
+            boots = route.boots(len(emulated), cores)
             lines.append(
-                f"  {figure}: plus up to {len(emulated)} emulated runs on the UML route "
+                f"  {figure}: plus up to {len(emulated)} emulated runs on the {route.title} "
                 f"(virtual clock, {boots} boot(s) side by side), about "
                 f"{estimate_emulated_wall_s(emulated, route, cores) / 60:.0f} min when none is "
                 "cached (measured wall-time ratios)"
@@ -278,7 +282,7 @@ def plan_report(
         elif emulated:
             lines.append(
                 f"  {figure}: plus up to {len(emulated)} emulated runs in real time, about "
-                f"{estimate_emulated_wall_s(emulated, route or 'vm') / 60:.0f} min when none is "
+                f"{estimate_emulated_wall_s(emulated, route or VM) / 60:.0f} min when none is "
                 "cached (if the build includes emulation)"
             )
         todo_all += todo

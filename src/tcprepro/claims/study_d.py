@@ -16,7 +16,7 @@ the coefficients refitted from the accepted runs are reported, never used to jud
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -108,14 +108,12 @@ def d_buffer_model(
             f"C_e = {fit_e:.3f}, "
             f"C_r = {fit_r:.3f}"
         )
-    if not oks:
-        return ClaimResult("; ".join(parts) or "—", "not run", coverage)
-    return ClaimResult(
-        "; ".join(parts),
-        _verdict(all(oks)),
+    return _result(
+        parts,
+        oks,
         coverage,
-        statistic=("largest |error| (%)", max(worst_errors)),
-        bounds=(None, float(max_error_pct)),
+        lambda: ("largest |error| (%)", max(worst_errors)),
+        (None, float(max_error_pct)),
     )
 
 
@@ -146,14 +144,30 @@ def d_saturation(
             f"goodput capacity ({float(table['capacity_bps'].max()) / 1e6:.0f} Mb/s); highest "
             f"share of any cell {float(share.max()) * 100:.1f} %"
         )
+    return _result(
+        parts,
+        oks,
+        coverage,
+        lambda: ("lowest share of the goodput capacity at window >= BDP (%)", min(lowest)),
+        (min_share * 100, None),
+    )
+
+
+def _result(
+    parts: list[str],
+    oks: list[bool],
+    coverage: str,
+    statistic: Callable[[], tuple[str, float]],
+    bounds: tuple[float | None, float | None],
+) -> ClaimResult:
+    """A buffer claim's result: "not run" when no table decided, else all tables' verdict.
+
+    The statistic is computed only when some table decided.
+    """
     if not oks:
         return ClaimResult("; ".join(parts) or "—", "not run", coverage)
     return ClaimResult(
-        "; ".join(parts),
-        _verdict(all(oks)),
-        coverage,
-        statistic=("lowest share of the goodput capacity at window >= BDP (%)", min(lowest)),
-        bounds=(min_share * 100, None),
+        "; ".join(parts), _verdict(all(oks)), coverage, statistic=statistic(), bounds=bounds
     )
 
 

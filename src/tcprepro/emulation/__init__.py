@@ -15,8 +15,12 @@ themselves, links connect nodes):
 - :mod:`~tcprepro.emulation.fidelity` probes each link before a run (rate,
   RTT), watches the CPU during it, and gives the verdict stored in the dataset.
 - :mod:`~tcprepro.emulation.capabilities` says what a scenario needs from the
-  kernel (qdiscs, congestion controls), which route (native, UML or VM) this
-  host takes, and refuses up front with one message listing what is missing.
+  kernel (qdiscs, congestion controls) and what each route lacks for it on this host.
+- :mod:`~tcprepro.emulation.routes` holds one type per route (native, UML, VM): what
+  it lacks and offers, its versions, traffic tool, parallelism and how its batches run;
+  it picks the route this host takes, refusing up front with one message listing what
+  is missing. :mod:`~tcprepro.emulation.runner` runs a batch on the route it is given;
+  :mod:`~tcprepro.emulation.batch` is the boot plumbing the booted routes share.
 - :mod:`~tcprepro.emulation.backend` runs one repetition: capability checks,
   topology, probes, iperf3 flows, sampling, teardown (always), dataset. Its
   parts: :mod:`~tcprepro.emulation.network` (the Mininet network of the run,

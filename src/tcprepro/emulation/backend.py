@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import platform
 import shutil
 import subprocess
 import sys
@@ -123,6 +124,9 @@ class EmulationOptions:
     #: the host's wall clock in seconds (inside a UML guest the process clock is virtual:
     #: :func:`tcprepro.emulation.uml.host_wall_clock`); None: this process's clock
     wall_clock: Callable[[], float] | None = None
+    #: versions keying the run, from its route (:meth:`tcprepro.emulation.routes.Route.versions`);
+    #: None: those of the running kernel (a run on this host)
+    versions: Mapping[str, str] | None = None
 
 
 class _StageTimer:
@@ -586,7 +590,11 @@ def _dataset(
         for j in range(len(link_names))
     ]
     raw.link_info = link_info(directions, scenario.tcp, L2_OVERHEAD_BYTES, queue_max)
-    versions = capabilities.emulation_versions(options.route, tool)
+    versions = (
+        dict(options.versions)
+        if options.versions is not None
+        else capabilities.versions_record(options.route, platform.release(), tool)
+    )
     raw.attrs = {
         **run_attributes(scenario, rep, BACKEND, versions, L2_OVERHEAD_BYTES),
         "route": options.route,

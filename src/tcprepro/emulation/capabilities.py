@@ -1,4 +1,4 @@
-"""What an emulated scenario needs from this host, and which route it takes.
+"""What an emulated scenario needs from this host, and what each route lacks for it.
 
 This module owns the capability side of the emulation: from a scenario, the
 Linux queueing disciplines (htb, pfifo/codel/fq_codel/sfq, netem when a direction
@@ -6,50 +6,41 @@ has a delay or a loss) and congestion controls it needs (:func:`scenario_needs`)
 what the *native* route (Mininet on the running kernel, as root) lacks for
 them; what the *UML* route (User-mode Linux with a virtual clock, see
 :mod:`tcprepro.emulation.uml`) and the *VM* route (virtme-ng booting Debian's
-full kernel, see :mod:`tcprepro.emulation.vm`) lack; and the choice between
-them (:func:`choose_route`: native, else UML, else VM), which refuses with one
-message naming every missing capability before anything starts. ``tcprepro
-doctor`` prints the same facts.
+full kernel, see :mod:`tcprepro.emulation.vm`) lack; the traffic tools' versions.
+The routes themselves, and the choice between them, are
+:mod:`tcprepro.emulation.routes`. ``tcprepro doctor`` prints the same facts.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import platform
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tcprepro.emulation import background, linux
-from tcprepro.errors import CapabilityError, ConfigError
+from tcprepro.errors import ConfigError
 from tcprepro.network_plan import build_plan
 from tcprepro.scenario import Scenario
 
 __all__ = [
-    "ROUTES",
     "TRAFFIC_TOOLS",
     "Missing",
     "Needs",
-    "RouteChoice",
-    "choose_route",
     "congestion_controls",
-    "emulation_versions",
     "iperf3_version",
     "mininet_importable",
     "native_missing",
     "qdisc_works",
-    "route_report",
     "scenario_needs",
     "tool_needs",
     "tool_version",
     "uml_missing",
+    "versions_record",
     "vm_missing",
 ]
-
-ROUTES = ("auto", "native", "uml", "vm")
 
 #: a minimal ``tc qdisc add ... <kind> ...`` argument list per kind, to probe the kernel
 _PROBE_ARGS = {
@@ -107,14 +98,6 @@ class Missing:
 
     def __str__(self) -> str:
         return f"{self.name}: {self.detail} ({self.fix})"
-
-
-@dataclass(frozen=True)
-class RouteChoice:
-    """The route a batch of emulated runs takes, and why."""
-
-    route: str  # "native" or "vm"
-    reason: str
 
 
 def scenario_needs(scenario: Scenario) -> Needs:
@@ -335,69 +318,6 @@ def uml_missing(needs: Needs) -> list[Missing]:
     return missing
 
 
-def choose_route(needs: Needs, forced: str = "auto") -> RouteChoice:
-    """Pick the route for ``needs``: native when it has everything, else UML, else the VM.
-
-    Raises
-    ------
-    CapabilityError
-        Naming every missing capability of the forced route, or of both routes.
-    ConfigError
-        For an unknown route name.
-    """
-    if forced not in ROUTES:
-        raise ConfigError(f"route: {forced!r} is not one of {', '.join(ROUTES)}")
-    if forced in ("auto", "native"):
-        native = native_missing(needs)
-        if not native:
-            return RouteChoice("native", f"the running kernel ({platform.release()}) has it all")
-        if forced == "native":
-            raise CapabilityError(_missing_message("native route (forced)", native))
-    if forced in ("auto", "uml"):
-        uml_lacks = uml_missing(needs)
-        if not uml_lacks:
-            if forced == "uml":
-                return RouteChoice("uml", "forced (--route uml); virtual clock")
-            lacks = ", ".join(m.name for m in native)
-            return RouteChoice("uml", f"the native route lacks: {lacks}; UML has a virtual clock")
-        if forced == "uml":
-            raise CapabilityError(_missing_message("UML route (forced)", uml_lacks))
-    vm_lacks = vm_missing(needs)
-    if not vm_lacks:
-        if forced == "vm":
-            return RouteChoice("vm", "forced (--route vm)")
-        lacks = ", ".join(m.name for m in native)
-        uml_lack = ", ".join(m.name for m in uml_lacks)
-        return RouteChoice("vm", f"the native route lacks: {lacks}; the UML route: {uml_lack}")
-    if forced == "vm":
-        raise CapabilityError(_missing_message("VM route (forced)", vm_lacks))
-    raise CapabilityError(
-        _missing_message("native route", native)
-        + "\n"
-        + _missing_message("UML route", uml_lacks)
-        + "\n"
-        + _missing_message("VM route", vm_lacks)
-    )
-
-
-def _missing_message(route: str, missing: Iterable[Missing]) -> str:
-    lines = "\n  ".join(str(m) for m in missing)
-    return f"missing capabilities for the {route}:\n  {lines}"
-
-
-def route_report(needs_by_label: dict[str, Needs]) -> list[str]:
-    """Lines saying which route each kind of scenario takes on this host, and why."""
-    lines = []
-    for label, needs in needs_by_label.items():
-        try:
-            choice = choose_route(needs)
-            text = f"{choice.route} ({choice.reason})"
-        except CapabilityError as exc:
-            text = "none: " + str(exc).replace("\n", "; ")
-        lines.append(f"{label}: {text}")
-    return lines
-
-
 # ---------------------------------------------------------------------------
 # Versions (part of the cache key of an emulated run)
 
@@ -425,28 +345,18 @@ def tool_version(tool: str) -> str:
     return words[2] if len(words) > 2 and words[1] == "version" else " ".join(words[:3])
 
 
-def emulation_versions(route: str, tool: str = "iperf3") -> dict[str, str]:
-    """Versions that change an emulated run's result on ``route`` (kernel, iperf3, tcprepro).
+def versions_record(route: str, kernel_release: str, tool: str = "iperf3") -> dict[str, str]:
+    """Versions that change an emulated run's result (kernel, iperf3, tcprepro) on ``route``.
 
     A tool other than iperf3 adds its name and version (iperf3 runs keep their keys).
+    Each route gives its own kernel release and tool
+    (:meth:`tcprepro.emulation.routes.Route.versions`).
     """
     import tcprepro
 
-    if route == "vm":
-        from tcprepro.emulation import vm
-
-        kernel = vm.find_kernel()
-        release = kernel.release if kernel else "none"
-    elif route == "uml":
-        from tcprepro.emulation import uml
-
-        release = uml.kernel_release()
-        tool = uml.traffic_tool(tool)
-    else:
-        release = platform.release()
     return {
         "tcprepro": tcprepro.__version__,
-        "kernel": release,
+        "kernel": kernel_release,
         "iperf3": iperf3_version(),
         "route": route,
         **({"traffic_tool": f"{tool} {tool_version(tool)}"} if tool != "iperf3" else {}),

@@ -10,18 +10,17 @@ per job to ``status.jsonl`` in the shared folder. A failing job is recorded
 and the next one runs; the guest always exits normally so that the VM powers
 off.
 
-The UML route (:mod:`tcprepro.emulation.uml`) runs the same entry point with
-``"route": "uml"`` in the batch: its kernel has everything built in (no
-``modprobe``), its clock is virtual, and each dataset also records the clock mode,
-the guest and host wall seconds of the run and their ratio.
+The UML route (:mod:`tcprepro.emulation.uml`) runs the same entry point. The batch
+names its route; what differs from one route to another (loading modules, a virtual
+clock read against the host's, the attributes every run records) is asked of the
+route (:class:`tcprepro.emulation.routes.Route`). With a host clock, each dataset also
+records the guest and host wall seconds of the run and their ratio.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import platform
-import subprocess
 import sys
 import time
 import traceback
@@ -32,37 +31,18 @@ from typing import Any
 __all__ = ["main"]
 
 
-def _modules(batch: dict[str, Any]) -> list[str]:
-    from tcprepro.emulation import capabilities
-    from tcprepro.scenario_io import load_scenario_dict
-
-    needs = capabilities.Needs((), ())
-    for job in batch["jobs"]:
-        needs = needs | capabilities.scenario_needs(
-            load_scenario_dict(json.loads(job["scenario_json"]))
-        )
-    modules = [f"sch_{kind}" for kind in needs.qdiscs if kind != "pfifo"]
-    modules += [f"tcp_{name}" for name in needs.congestion_controls if name != "reno"]
-    return modules
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the batch described by ``argv[0]`` (a JSON file in the shared folder)."""
     args = list(sys.argv[1:] if argv is None else argv)
     batch_path = Path(args[0])
     batch = json.loads(batch_path.read_text())
     status_path = batch_path.parent / "status.jsonl"
-    route = str(batch.get("route", "vm"))
-    clock = None
-    if route == "uml":  # the guest's clock is virtual: the host's stamps a shared file
-        from tcprepro.emulation import uml
+    from tcprepro.emulation.routes import get_route
 
-        clock = functools.partial(uml.host_wall_clock, batch["clock_folder"])
+    route = get_route(str(batch["route"]))
+    clock = route.guest_clock(batch)
     boot_s = (clock or time.time)() - float(batch["launched_wall_s"])
-    loaded = {}
-    for module in _modules(batch) if route == "vm" else ():
-        result = subprocess.run(["modprobe", module], capture_output=True, text=True, check=False)
-        loaded[module] = result.returncode == 0 or result.stderr.strip()
+    prepared = route.guest_prepare(batch)
     for key in ("net.core.rmem_max", "net.core.wmem_max"):
         Path("/proc/sys", *key.split(".")).write_text(str(64 * 1024 * 1024))
 
@@ -79,13 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else "absent",
         "host_kernel": batch["host_kernel"],
     }
-    if route == "vm":
-        vm_attrs["vm_accel"] = batch["accel"]
-        vm_attrs["vm_accel_reason"] = batch["accel_reason"]
-        vm_attrs["vm_boot_s"] = round(boot_s, 1)
-        vm_attrs["vm_modules"] = json.dumps(loaded, sort_keys=True)
-    else:
-        vm_attrs.update(uml.guest_attrs(boot_s))
+    vm_attrs.update(route.guest_attrs(batch, boot_s, prepared))
     from tcprepro.provenance import git_state
 
     if git_state()[0] == "unknown" and "host_git_commit" in batch:
@@ -101,15 +75,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             opts = dict(job["options"])
             tolerances = Tolerances(**opts.pop("tolerances", {}))
             options = EmulationOptions(
-                route=route,
+                route=route.name,
                 tolerances=tolerances,
                 extra_attrs={**job["attrs"], **vm_attrs},
                 wall_clock=clock,
+                versions=route.versions(str(opts.get("traffic_tool", "iperf3"))),
                 **opts,
             )
             ds = run_scenario(scenario, int(job["rep"]), options=options)
             if clock is not None:
-                ds.attrs.update(uml.timed_attrs(time.monotonic() - started, clock() - wall_started))
+                from tcprepro.emulation.uml import timed_attrs
+
+                ds.attrs.update(timed_attrs(time.monotonic() - started, clock() - wall_started))
                 status.update(guest_s=ds.attrs["guest_time_s"], ratio=ds.attrs["wall_time_ratio"])
             write_dataset(ds, job["output"])
             status.update(ok=True, fidelity_ok=int(ds.attrs["fidelity_ok"]))

@@ -1,14 +1,12 @@
 """Running a batch of emulated runs on the route this host takes.
 
 This module owns the dispatch: given jobs (a scenario, a repetition, an
-output path, dataset attributes), it finds what they need, chooses the route
-once for the whole batch (:func:`tcprepro.emulation.capabilities.choose_route`,
-refusing up front with every missing capability), then runs them one after the
-other here (native), inside one UML boot with a virtual clock
-(:mod:`tcprepro.emulation.uml`) or inside one VM boot (:mod:`tcprepro.emulation.vm`).
-On the UML route a batch may be split into several boots running side by side
-(``parallel``, at most one per core: a UML instance uses one core, and its
-virtual clock makes its results independent of how busy the host is). Each
+output path, dataset attributes), it has the route checked for what they need
+once for the whole batch (:func:`tcprepro.emulation.routes.choose_for`, refusing
+up front with every missing capability), then has the route run them
+(:meth:`tcprepro.emulation.routes.Route.run_batch`: one after the other here,
+or inside one boot). A route whose batches may run in parallel shares a batch
+among several boots side by side (``parallel``, at most one per core). Each
 dataset is written atomically; a failed job writes nothing.
 """
 
@@ -17,104 +15,66 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from tcprepro.emulation import capabilities
+from tcprepro.emulation import routes
+from tcprepro.emulation.batch import BatchSettings, EmulationJob, JobResult
 from tcprepro.emulation.fidelity import Tolerances
-from tcprepro.scenario import Scenario
+from tcprepro.emulation.routes import Route, RouteChoice
 
-__all__ = ["EmulationJob", "JobResult", "emulate_batch", "parallel_boots", "plan_route"]
-
-
-@dataclass(frozen=True)
-class EmulationJob:
-    """One emulated run to make."""
-
-    scenario: Scenario
-    rep: int
-    output: Path
-    attrs: dict[str, Any] = field(default_factory=dict)
-    #: iperf3, or iperf2 for separate send and receive buffers (see tcprepro.emulation.iperf)
-    tool: str = "iperf3"
-
-
-@dataclass(frozen=True)
-class JobResult:
-    """How one job ended."""
-
-    output: Path
-    ok: bool
-    error: str = ""
-    fidelity_ok: bool = False
-    wall_s: float = 0.0
-
-
-def plan_route(
-    scenarios: Sequence[Scenario], route: str = "auto", tools: Sequence[str] = ()
-) -> capabilities.RouteChoice:
-    """The route a batch of scenarios takes (raises CapabilityError/ConfigError up front)."""
-    needs = capabilities.Needs(("htb",), ())
-    for scenario in scenarios:
-        needs = needs | capabilities.scenario_needs(scenario)
-    for tool in tools:
-        needs = needs | capabilities.tool_needs(tool)
-    return capabilities.choose_route(needs, route)
+__all__ = ["EmulationJob", "JobResult", "emulate_batch", "parallel_boots"]
 
 
 def emulate_batch(
     jobs: Sequence[EmulationJob],
-    route: str = "auto",
+    route: str | Route | RouteChoice = "auto",
     *,
     probe_s: float = 2.0,
     tolerances: Tolerances | None = None,
     log: TextIO = sys.stderr,
     parallel: int = 1,
 ) -> list[JobResult]:
-    """Run every job on one route (one boot for the whole batch on the UML and VM routes).
+    """Run every job on one route.
 
-    With ``parallel`` > 1 on the UML route, the jobs are shared out among up to
-    ``parallel`` boots (never more than the host's cores) that run side by side;
-    the native and VM routes run in real time and keep one batch.
+    ``route``: a route, its name, ``auto``, or a choice already made (its route is
+    checked for the jobs' needs). The booted routes run the whole batch in one boot;
+    a route whose batches run in parallel shares the jobs out among up to
+    ``parallel`` boots (never more than the host's cores) side by side.
     """
     if not jobs:
         return []
-    choice = plan_route([job.scenario for job in jobs], route, [job.tool for job in jobs])
-    tolerances = tolerances or Tolerances()
+    scenarios, tools = [job.scenario for job in jobs], [job.tool for job in jobs]
+    if isinstance(route, RouteChoice):
+        routes.choose_for(scenarios, route.route, tools)  # refuses what the route lacks
+        choice = route
+    else:
+        choice = routes.choose_for(scenarios, route, tools)
     boots = parallel_boots(choice.route, len(jobs), parallel)
     print(
         f"emulation: {len(jobs)} run(s) on the {choice.route} route ({choice.reason})"
         + (f", {boots} boots side by side" if boots > 1 else ""),
         file=log,
     )
-    route_attrs = {"route_reason": choice.reason}
+    settings = BatchSettings(
+        probe_s, tolerances or Tolerances(), {"route_reason": choice.reason}, log
+    )
     from tcprepro.emulation.network import sigterm_as_interrupt
 
     # SIGTERM (a scheduler cancelling the job) ends the batch as Ctrl-C does: every boot
     # killed, its folder removed, no output half-written (the native route's teardown too)
     with sigterm_as_interrupt():
-        if choice.route == "native":
-            return [_native(job, probe_s, tolerances, route_attrs, log) for job in jobs]
         if boots == 1:
-            return _boot(jobs, choice, probe_s, tolerances, route_attrs, log)
-        return _side_by_side(jobs, boots, choice, probe_s, tolerances, route_attrs, log)
+            return choice.route.run_batch(jobs, settings)
+        return _side_by_side(jobs, boots, choice.route, settings)
 
 
 def _side_by_side(
-    jobs: Sequence[EmulationJob],
-    boots: int,
-    choice: capabilities.RouteChoice,
-    probe_s: float,
-    tolerances: Tolerances,
-    route_attrs: dict[str, Any],
-    log: TextIO,
+    jobs: Sequence[EmulationJob], boots: int, route: Route, settings: BatchSettings
 ) -> list[JobResult]:
-    """``boots`` UML boots in threads, the jobs dealt out in turn, results in job order.
+    """``boots`` boots in threads, the jobs dealt out in turn, results in job order.
 
     A boot that fails lets the others finish (their datasets are kept for the rerun);
     an interrupt of this thread (Ctrl-C, SIGTERM) cancels every boot, and each boot's
@@ -127,9 +87,7 @@ def _side_by_side(
     try:
         for share in shares:
             boot_jobs = [jobs[i] for i in share]
-            futures.append(
-                pool.submit(started.run, boot_jobs, choice, probe_s, tolerances, route_attrs, log)
-            )
+            futures.append(pool.submit(started.run, route, boot_jobs, settings))
         parts = [future.result() for future in futures]
     except Exception:
         try:
@@ -162,14 +120,16 @@ class _StartedBoots:
         self.cancelled = threading.Event()
         self.ended: list[threading.Event] = []
 
-    def run(self, jobs: Sequence[EmulationJob], *args: Any) -> list[JobResult]:
+    def run(
+        self, route: Route, jobs: Sequence[EmulationJob], settings: BatchSettings
+    ) -> list[JobResult]:
         with self.lock:
             if self.cancelled.is_set():
                 raise KeyboardInterrupt("the batch was interrupted")
             ended = threading.Event()
             self.ended.append(ended)
         try:
-            return _boot(jobs, *args, self.cancelled)
+            return route.run_batch(jobs, settings, self.cancelled)
         finally:
             ended.set()
 
@@ -189,101 +149,9 @@ class _StartedBoots:
                 continue
 
 
-def parallel_boots(route: str, jobs: int, parallel: int) -> int:
+def parallel_boots(route: str | Route, jobs: int, parallel: int) -> int:
     """How many boots run a batch of ``jobs``.
 
-    On the UML route up to ``parallel`` and the host's cores (one UML instance uses
-    one core); on the native and VM routes (real time), one.
+    The route's answer for up to ``parallel`` boots, never more than the host's cores.
     """
-    if route != "uml":
-        return 1
-    return max(1, min(parallel, jobs, os.cpu_count() or 1))
-
-
-def _boot(
-    jobs: Sequence[EmulationJob],
-    choice: capabilities.RouteChoice,
-    probe_s: float,
-    tolerances: Tolerances,
-    route_attrs: dict[str, Any],
-    log: TextIO,
-    cancel: threading.Event | None = None,
-) -> list[JobResult]:
-    """One UML or VM boot running ``jobs`` one after the other (``cancel``: UML only)."""
-    from tcprepro.emulation import uml, vm
-
-    vm_jobs = [
-        vm.VmJob(
-            scenario_json=job.scenario.to_json(),
-            rep=job.rep,
-            output=str(job.output),
-            attrs={**job.attrs, **route_attrs},
-            options={
-                "probe_s": probe_s,
-                "tolerances": asdict(tolerances),
-                "traffic_tool": job.tool,
-            },
-        )
-        for job in jobs
-    ]
-    if choice.route == "uml":
-        statuses = uml.run_batch(vm_jobs, log=log, tolerances=tolerances, cancel=cancel)
-    else:
-        statuses = vm.run_batch(vm_jobs, log=log, tolerances=tolerances)
-    results = []
-    for job, status in zip(jobs, statuses, strict=True):
-        result = JobResult(
-            output=job.output,
-            ok=bool(status.get("ok")),
-            error=str(status.get("error", "")),
-            fidelity_ok=bool(status.get("fidelity_ok", 0)),
-            wall_s=float(status.get("wall_s", 0.0)),
-        )
-        _report(result, job, log, status.get("traceback", ""))
-        results.append(result)
-    return results
-
-
-def _native(
-    job: EmulationJob, probe_s: float, tolerances: Tolerances, attrs: dict[str, Any], log: TextIO
-) -> JobResult:
-    from tcprepro.emulation.backend import EmulationOptions, run_scenario
-    from tcprepro.store import write_dataset
-
-    started = time.perf_counter()
-    options = EmulationOptions(
-        route="native",
-        probe_s=probe_s,
-        tolerances=tolerances,
-        extra_attrs={**job.attrs, **attrs},
-        traffic_tool=job.tool,
-    )
-    try:
-        ds = run_scenario(job.scenario, job.rep, options=options)
-    except Exception as exc:  # reported per job; the batch goes on
-        result = JobResult(job.output, False, f"{type(exc).__name__}: {exc}")
-        _report(result, job, log)
-        return result
-    write_dataset(ds, job.output)
-    result = JobResult(
-        job.output,
-        True,
-        fidelity_ok=bool(ds.attrs["fidelity_ok"]),
-        wall_s=time.perf_counter() - started,
-    )
-    _report(result, job, log)
-    return result
-
-
-def _report(result: JobResult, job: EmulationJob, log: TextIO, detail: str = "") -> None:
-    if result.ok:
-        verdict = "passed" if result.fidelity_ok else "FLAGGED (see the fidelity attribute)"
-        print(
-            f"  {job.output}: {job.scenario.id} rep {job.rep} in {result.wall_s:.0f} s; "
-            f"fidelity gate {verdict}",
-            file=log,
-        )
-    else:
-        print(f"  {job.output}: FAILED: {result.error}", file=log)
-        if detail:
-            print(detail, file=log)
+    return routes.get_route(route).boots(jobs, min(parallel, os.cpu_count() or 1))

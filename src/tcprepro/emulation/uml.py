@@ -21,7 +21,8 @@ entry point (:mod:`tcprepro.emulation.guest`, hence the same Mininet backend):
   nothing of a boot survives the folder's removal;
 - the init script never exits (the kernel would panic): it powers off with
   ``sysrq o`` after the guest program ends; every boot has a wall-clock limit
-  (:func:`wall_budget_s`), after which the whole process group is killed.
+  (:func:`wall_budget_s`), after which the whole process group is killed (the boot
+  plumbing of :mod:`tcprepro.emulation.batch`, shared with the VM route).
 
 Busy-polling stalls virtual time (the clock advances only 256 ns per clock read
 while a program spins), so the guest's TCP flows are sent with iperf 2, not with
@@ -39,14 +40,11 @@ CPU saturation, which cannot distort a virtual-time run.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -56,8 +54,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tcprepro.emulation import batch as boots
 from tcprepro.emulation import umlkernel
-from tcprepro.emulation.vm import move_into_place
+from tcprepro.emulation.batch import move_into_place
 from tcprepro.errors import CapabilityError
 
 __all__ = [
@@ -73,6 +72,8 @@ __all__ = [
     "wall_budget_s",
 ]
 
+#: the name of this route (``--route uml``), written into its batches
+ROUTE_NAME = "uml"
 #: the guest's view of the shared folder
 GUEST_DIR = "/tmp/tcprepro-batch"
 #: UML boot option of the virtual clock, and the dataset's ``clock_mode``
@@ -337,28 +338,6 @@ def timed_attrs(guest_s: float, wall_s: float) -> dict[str, Any]:
     }
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the boot's process group (UML's kernel and every guest process)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
-def _wait_group_gone(pgid: int, timeout_s: float = 10.0) -> None:
-    """Wait until no process of group ``pgid`` is left (UML's helpers end after its kernel)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
-        except PermissionError:
-            return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
 def run_batch(
     jobs: Sequence[Any],
     *,
@@ -367,7 +346,7 @@ def run_batch(
     tolerances: Any = None,
     cancel: threading.Event | None = None,
 ) -> list[dict[str, Any]]:
-    """Boot UML once, run every job (:class:`tcprepro.emulation.vm.VmJob`) inside.
+    """Boot UML once, run every job (:class:`tcprepro.emulation.batch.GuestJob`) inside.
 
     ``cancel``, when set by another thread, ends the boot as an interrupt of this one
     would: the instance is killed and a KeyboardInterrupt raised once it is gone.
@@ -395,7 +374,6 @@ def run_batch(
     if problems:
         raise CapabilityError("UML route: " + "; ".join(problems))
     folder = Path(tempfile.mkdtemp(prefix="tcprepro-uml-"))
-    proc: subprocess.Popen[bytes] | None = None
     try:
         launched = time.time()
         from tcprepro.provenance import git_state
@@ -416,7 +394,7 @@ def run_batch(
                 }
             )
         batch = {
-            "route": "uml",
+            "route": ROUTE_NAME,
             "launched_wall_s": 0.0,  # the guest's host_wall_clock counts from the launch
             "host_git_commit": commit,
             "host_git_dirty": int(dirty),
@@ -431,44 +409,38 @@ def run_batch(
         init.chmod(0o755)
         budget = timeout_s or wall_budget_s(jobs)
         clock = _HostClock(folder)
-        with open(folder / "console.log", "wb") as console:
-            proc = subprocess.Popen(
+        progress = _Progress(folder, jobs, log)
+
+        def tick() -> None:
+            clock.tick()
+            progress.poll()
+
+        try:
+            returncode = boots.boot(
                 boot_argv(kernel.path, folder, _boot_module_arguments(jobs)),
-                stdin=subprocess.DEVNULL,
-                stdout=console,
-                stderr=subprocess.STDOUT,
+                folder / "console.log",
+                budget,
+                step_s=CLOCK_STEP_S,
+                tick=tick,
+                cancel=cancel,
                 cwd=folder,
-                start_new_session=True,
             )
-            try:
-                _wait(proc, budget, clock, _Progress(folder, jobs, log), cancel)
-            except BaseException:
-                _kill_group(proc)
-                raise
-            finally:
-                _wait_group_gone(proc.pid)
-                clock.close()
-        statuses = _read_statuses(folder, len(jobs))
+        finally:
+            clock.close()
+        statuses = boots.read_statuses(folder, len(jobs), "UML guest")
         if log is not None:
             print(
                 f"UML batch: {len(jobs)} jobs, {CLOCK_MODE}, {time.time() - launched:.0f} s wall",
                 file=log,
             )
         if not statuses:
-            tail = "".join(
-                f"--- {name}\n" + (folder / name).read_text(errors="replace")[-1500:]
-                for name in ("console.log", "guest.log")
-                if (folder / name).exists()
-            )
-            raise CapabilityError(f"the UML guest never reported (exit {proc.returncode}):\n{tail}")
+            tail = boots.log_tail(folder, ("console.log", "guest.log"), headed=True)
+            raise CapabilityError(f"the UML guest never reported (exit {returncode}):\n{tail}")
         for job, status in zip(jobs, statuses, strict=True):
             if status.get("ok"):
                 move_into_place(folder / Path(status["output"]).name, Path(job.output))
         return statuses
     finally:
-        if proc is not None and proc.poll() is None:
-            _kill_group(proc)
-            _wait_group_gone(proc.pid)
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -526,32 +498,3 @@ class _Progress:
                 file=self.log,
                 flush=True,
             )
-
-
-def _wait(
-    proc: subprocess.Popen[bytes],
-    budget_s: float,
-    clock: _HostClock,
-    progress: _Progress | None = None,
-    cancel: threading.Event | None = None,
-) -> None:
-    """Wait for the boot to end, keeping the guest's view of the wall clock current."""
-    deadline = time.monotonic() + budget_s
-    while proc.poll() is None:
-        if time.monotonic() > deadline:
-            raise subprocess.TimeoutExpired(proc.args, budget_s)
-        if cancel is not None and cancel.is_set():
-            raise KeyboardInterrupt("the batch was interrupted")
-        clock.tick()
-        if progress is not None:
-            progress.poll()
-        time.sleep(CLOCK_STEP_S)
-
-
-def _read_statuses(folder: Path, count: int) -> list[dict[str, Any]]:
-    path = folder / "status.jsonl"
-    if not path.exists():
-        return []
-    statuses = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    missing = {"ok": False, "error": "the UML guest ended before this job ran"}
-    return statuses[:count] + [dict(missing) for _ in range(count - len(statuses))]

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import tcprepro
+from tcprepro.emulation import batch as boots
+from tcprepro.emulation.batch import GuestJob, move_into_place
 from tcprepro.emulation.fidelity import CpuMonitor, Tolerances
 from tcprepro.errors import CapabilityError
 
@@ -52,6 +54,9 @@ __all__ = [
     "move_into_place",
     "run_batch",
 ]
+
+#: the name of this route (``--route vm``), written into its batches
+ROUTE_NAME = "vm"
 
 #: seconds a TCG boot may take before the batch is declared failed
 BOOT_TIMEOUT_S = 300.0
@@ -184,32 +189,12 @@ def accelerator() -> tuple[str, str]:
     return accel, reason
 
 
-@dataclass(frozen=True)
-class VmJob:
-    """One emulated run for the guest: a resolved scenario, a repetition, an output."""
-
-    scenario_json: str
-    rep: int
-    output: str
-    attrs: dict[str, Any]
-    options: dict[str, Any]
-
-
-def move_into_place(source: Path, dest: Path) -> None:
-    """Copy a guest's dataset to ``dest`` atomically (temporary file, fsync, rename)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.tmp-{os.getpid()}")
-    try:
-        shutil.copyfile(source, tmp)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
+#: a job of the batch (the UML route's guest reads the same)
+VmJob = GuestJob
 
 
 def run_batch(
-    jobs: Sequence[VmJob],
+    jobs: Sequence[GuestJob],
     *,
     cpus: int | None = None,
     log: Any = None,
@@ -242,6 +227,7 @@ def run_batch(
 
         commit, dirty = git_state()  # the guest may not read the host's git metadata
         batch = {
+            "route": ROUTE_NAME,
             "launched_wall_s": launched,
             "host_git_commit": commit,
             "host_git_dirty": int(dirty),
@@ -289,36 +275,19 @@ def run_batch(
         # host: 133-155 s of set-up per run, 370 s for the first (the guest's imports)
         budget = timeout_s or BOOT_TIMEOUT_S + sum(JOB_SETUP_S + 2.0 * _duration_s(j) for j in jobs)
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
-        with open(workdir / "vng.log", "w") as vng_log:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=vng_log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-            )
-            host_cpu = CpuMonitor()  # the guest cannot see the host's load: watch it here
-            try:
-                _wait(proc, budget, host_cpu)
-            except BaseException:
-                _kill_group(proc)
-                raise
-        statuses = _read_statuses(workdir, len(jobs))
+        host_cpu = CpuMonitor()  # the guest cannot see the host's load: watch it here
+        returncode = boots.boot(
+            argv, workdir / "vng.log", budget, step_s=1.0, tick=host_cpu.sample, env=env
+        )
+        statuses = boots.read_statuses(workdir, len(jobs), "VM")
         if log is not None:
             print(
                 f"VM batch: {len(jobs)} jobs, accel {accel}, {time.time() - launched:.0f} s",
                 file=log,
             )
         if not statuses:
-            tail = "".join(
-                (workdir / name).read_text(errors="replace")[-1500:]
-                for name in ("vng.log", "guest.log")
-                if (workdir / name).exists()
-            )
-            raise CapabilityError(
-                f"the VM never reported (exit {proc.returncode}); vng log:\n{tail}"
-            )
+            tail = boots.log_tail(workdir, ("vng.log", "guest.log"))
+            raise CapabilityError(f"the VM never reported (exit {returncode}); vng log:\n{tail}")
         for job, status in zip(jobs, statuses, strict=True):
             if status.get("ok"):
                 flagged = _add_host_cpu(Path(status["output"]), host_cpu, tolerances)
@@ -327,15 +296,6 @@ def run_batch(
         return statuses
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-
-
-def _wait(proc: subprocess.Popen[bytes], budget_s: float, cpu: CpuMonitor) -> None:
-    deadline = time.monotonic() + budget_s
-    while proc.poll() is None:
-        if time.monotonic() > deadline:
-            raise subprocess.TimeoutExpired(proc.args, budget_s)
-        time.sleep(1.0)
-        cpu.sample()
 
 
 def _add_host_cpu(path: Path, cpu: CpuMonitor, tolerances: Tolerances) -> bool:
@@ -365,25 +325,5 @@ def _add_host_cpu(path: Path, cpu: CpuMonitor, tolerances: Tolerances) -> bool:
     return flagged
 
 
-def _duration_s(job: VmJob) -> float:
+def _duration_s(job: GuestJob) -> float:
     return float(json.loads(job.scenario_json)["duration"].rstrip("s"))
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, 15)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 9)
-        proc.wait()
-
-
-def _read_statuses(workdir: Path, count: int) -> list[dict[str, Any]]:
-    path = workdir / "status.jsonl"
-    if not path.exists():
-        return []
-    statuses = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    missing = {"ok": False, "error": "the VM ended before this job ran"}
-    return statuses[:count] + [dict(missing) for _ in range(count - len(statuses))]

@@ -33,6 +33,7 @@ from typing import Any, TextIO
 import yaml
 
 from tcprepro.campaign import Run, WorkflowConfig, cell_name
+from tcprepro.emulation.routes import UML
 from tcprepro.errors import CapabilityError, ConfigError
 from tcprepro.scenario import Scenario
 from tcprepro.scenario_io import Override, load_scenario, merged_scenario_data, parse_override
@@ -52,7 +53,7 @@ __all__ = [
 #: the explorer's backends: ns-3, and real Linux TCP (Mininet in User-mode Linux)
 BACKENDS = ("ns3", "linux")
 #: the route of the explorer's Linux runs: virtual time, whatever the host's load
-LINUX_ROUTE = "uml"
+LINUX_ROUTE = UML
 #: the workflow's backend name of emulated runs (their paths and cache keys)
 EMULATED = "mininet"
 #: where the explorer keeps the runs it made, under the working directory

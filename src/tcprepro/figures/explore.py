@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
@@ -79,74 +80,12 @@ def explored_figure(
         ax.set_xlim(-0.6, max(len(flows), 1) - 0.4)
         ax.grid(axis="y", linewidth=0.3)
         if build is not None and len(build):
-            for i, flow in enumerate(flows):
-                values = build.loc[build["flow"].astype(str) == flow, f"ns3_{metric}"].dropna()
-                jitter = rng.uniform(-0.12, 0.12, len(values))
-                ax.scatter(
-                    i - 0.2 + jitter,
-                    values,
-                    s=9,
-                    color=BUILD_COLOUR,
-                    label=build_label if i == 0 else None,
-                    zorder=2,
-                )
+            _build_dots(ax, build, flows, metric, rng, build_label)
         if explored is None:
             continue
-        for i, flow in enumerate(flows):
-            row = explored[explored["flow"].astype(str) == flow]
-            if row.empty:
-                continue
-            ns3 = float(row[f"ns3_{metric}"].iloc[0])
-            ax.scatter(
-                [i], [ns3], s=40, color=NS3_COLOUR, label="ns-3" if i == 0 else None, zorder=4
-            )
-            emu = float(row[f"emu_{metric}"].iloc[0]) if f"emu_{metric}" in row else np.nan
-            if linux_ran and np.isfinite(emu):
-                if tolerance and np.isfinite(ns3):
-                    if metric == "util_pct":
-                        low, high = (
-                            ns3 - tolerance["utilisation_pp"],
-                            ns3 + tolerance["utilisation_pp"],
-                        )
-                    else:
-                        low, high = (
-                            ns3 * (1 - tolerance["rtt_rel"]),
-                            ns3 * (1 + tolerance["rtt_rel"]),
-                        )
-                    ax.fill_between(
-                        [i + 0.05, i + 0.3],
-                        low,
-                        high,
-                        color="0.85",
-                        zorder=1,
-                        label="cross-check tolerance" if i == 0 else None,
-                    )
-                ax.scatter(
-                    [i + 0.18],
-                    [emu],
-                    s=40,
-                    marker="s",
-                    facecolors="none",
-                    edgecolors=LINUX_COLOUR,
-                    label="Linux (UML)" if i == 0 else None,
-                    zorder=4,
-                )
+        _explored_marks(ax, explored, flows, metric, linux_ran, tolerance)
         if paper is not None and metric == "util_pct":
-            labelled: set[str] = set()  # one legend entry per label, whatever the flows
-            for i, flow in enumerate(flows):
-                row = paper[paper["flow"].astype(str) == flow]
-                if not row.empty:
-                    label = str(row["label"].iloc[0])
-                    ax.scatter(
-                        [i] * len(row),
-                        row["util_pct"],
-                        s=40,
-                        marker="x",
-                        color="black",
-                        label=None if label in labelled else label,
-                        zorder=5,
-                    )
-                    labelled.add(label)
+            _paper_marks(ax, paper, flows)
     for ax in axes:  # from zero, with room above the highest point
         ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
     handles, labels = axes[0].get_legend_handles_labels()
@@ -154,6 +93,95 @@ def explored_figure(
         fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4))
     fig.suptitle(title)
     return fig
+
+
+def _build_dots(
+    ax: Axes,
+    build: pd.DataFrame,
+    flows: list[str],
+    metric: str,
+    rng: np.random.Generator,
+    build_label: str,
+) -> None:
+    """The latest build's value of every cell, grey dots jittered left of each flow."""
+    for i, flow in enumerate(flows):
+        values = build.loc[build["flow"].astype(str) == flow, f"ns3_{metric}"].dropna()
+        jitter = rng.uniform(-0.12, 0.12, len(values))
+        ax.scatter(
+            i - 0.2 + jitter,
+            values,
+            s=9,
+            color=BUILD_COLOUR,
+            label=build_label if i == 0 else None,
+            zorder=2,
+        )
+
+
+def _explored_marks(
+    ax: Axes,
+    explored: pd.DataFrame,
+    flows: list[str],
+    metric: str,
+    linux_ran: bool,
+    tolerance: Mapping[str, Any] | None,
+) -> None:
+    """The explored cell: ns-3's value, and Linux's beside it within the tolerance band."""
+    for i, flow in enumerate(flows):
+        row = explored[explored["flow"].astype(str) == flow]
+        if row.empty:
+            continue
+        ns3 = float(row[f"ns3_{metric}"].iloc[0])
+        ax.scatter([i], [ns3], s=40, color=NS3_COLOUR, label="ns-3" if i == 0 else None, zorder=4)
+        emu = float(row[f"emu_{metric}"].iloc[0]) if f"emu_{metric}" in row else np.nan
+        if linux_ran and np.isfinite(emu):
+            if tolerance and np.isfinite(ns3):
+                if metric == "util_pct":
+                    low, high = (
+                        ns3 - tolerance["utilisation_pp"],
+                        ns3 + tolerance["utilisation_pp"],
+                    )
+                else:
+                    low, high = (
+                        ns3 * (1 - tolerance["rtt_rel"]),
+                        ns3 * (1 + tolerance["rtt_rel"]),
+                    )
+                ax.fill_between(
+                    [i + 0.05, i + 0.3],
+                    low,
+                    high,
+                    color="0.85",
+                    zorder=1,
+                    label="cross-check tolerance" if i == 0 else None,
+                )
+            ax.scatter(
+                [i + 0.18],
+                [emu],
+                s=40,
+                marker="s",
+                facecolors="none",
+                edgecolors=LINUX_COLOUR,
+                label="Linux (UML)" if i == 0 else None,
+                zorder=4,
+            )
+
+
+def _paper_marks(ax: Axes, paper: pd.DataFrame, flows: list[str]) -> None:
+    """The paper's values for the cell, one legend entry per label."""
+    labelled: set[str] = set()  # one legend entry per label, whatever the flows
+    for i, flow in enumerate(flows):
+        row = paper[paper["flow"].astype(str) == flow]
+        if not row.empty:
+            label = str(row["label"].iloc[0])
+            ax.scatter(
+                [i] * len(row),
+                row["util_pct"],
+                s=40,
+                marker="x",
+                color="black",
+                label=None if label in labelled else label,
+                zorder=5,
+            )
+            labelled.add(label)
 
 
 def png_bytes(fig: Figure, dpi: int = 110) -> bytes:

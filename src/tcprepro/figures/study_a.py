@@ -8,13 +8,14 @@ drawn as a visible "pending" box.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 import xarray as xr
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 
 from tcprepro import metrics
 from tcprepro.analysis import study_a as analysis_a
@@ -58,8 +59,6 @@ def utilisation_grid(
     logarithmic colour scale fixed at ``rtt_range_ms`` (give A1 and A2 the same
     range, so that a colour means the same RTT in both), with its colour bar.
     """
-    from matplotlib.colors import LogNorm
-
     rows = [str(v) for v in ds["up"].values]
     cols = [str(v) for v in ds["down"].values]
     frame = _tidy_utilisation(ds)
@@ -73,10 +72,46 @@ def utilisation_grid(
         layout="constrained",
     )
     left, right = fig.subfigures(1, 2, width_ratios=[grid_width, 2.8])
+    figure = str(ds.attrs.get("figure", ""))
+    drawn_cells, stated = _utilisation_bars(left, frame, rows, cols, n_reps, figure)
+    left.supylabel(f"{row_label} variant (rows): utilisation %")
+    left.supxlabel(f"{col_label} variant (columns)")
+    if title:
+        fig.suptitle(title)
+
+    _rtt_maps(right, rtt, rtt_range_ms, row_label, col_label)
+    missing = json.loads(ds.attrs.get("missing_cells", "[]"))
+    facts = Drawn(
+        panels=len(rows) * len(cols),
+        panels_drawn=drawn_cells,
+        cells_drawn=drawn_cells,
+    ).say(
+        spread_statement(n_reps, "Bars: mean over repetitions; error bars"),
+        f"RTT colour scale: logarithmic, fixed at {rtt_range_ms[0]:g}–{rtt_range_ms[1]:g} ms "
+        "(values beyond it take the end colours).",
+        paper_values.caption(stated),
+        _stated_rtts(figure),
+    )
+    if missing:
+        facts.say(f"{len(missing)} cell(s) pending (model not built yet): grey boxes.")
+    return record(fig, facts)
+
+
+def _utilisation_bars(
+    left: SubFigure,
+    frame: pd.DataFrame,
+    rows: list[str],
+    cols: list[str],
+    n_reps: int,
+    figure: str,
+) -> tuple[int, list[paper_values.Mark]]:
+    """The grid of Up/Down bars, the papers' stated values marked on them.
+
+    Returns the cells drawn and the stated values marked.
+    """
     axes = left.subplots(len(rows), len(cols), sharex=True, sharey=True, squeeze=False)
     palette = {"Up": "#4c72b0", "Down": "#dd8452"}
     drawn_cells = 0
-    figure = str(ds.attrs.get("figure", ""))
     stated: list[paper_values.Mark] = []
     for i, up in enumerate(rows):
         for j, down in enumerate(cols):
@@ -111,10 +146,18 @@ def utilisation_grid(
             ax.set_ylabel(up if j == 0 else "")
             if i == 0:
                 ax.set_title(down)
-    left.supylabel(f"{row_label} variant (rows): utilisation %")
-    left.supxlabel(f"{col_label} variant (columns)")
-    if title:
-        fig.suptitle(title)
+    return drawn_cells, stated
+
+
+def _rtt_maps(
+    right: SubFigure,
+    rtt: xr.DataArray,
+    rtt_range_ms: tuple[float, float],
+    row_label: str,
+    col_label: str,
+) -> None:
+    """The mean RTT of the download and upload flows per cell, with one colour bar."""
+    from matplotlib.colors import LogNorm
 
     rtt_axes = right.subplots(2, 1)
     norm = LogNorm(*rtt_range_ms)
@@ -148,21 +191,6 @@ def utilisation_grid(
     ticks = _ticks_125(*rtt_range_ms)
     colour_bar.set_ticks(ticks, labels=[f"{t:g}" for t in ticks])
     colour_bar.minorticks_off()
-    missing = json.loads(ds.attrs.get("missing_cells", "[]"))
-    facts = Drawn(
-        panels=len(rows) * len(cols),
-        panels_drawn=drawn_cells,
-        cells_drawn=drawn_cells,
-    ).say(
-        spread_statement(n_reps, "Bars: mean over repetitions; error bars"),
-        f"RTT colour scale: logarithmic, fixed at {rtt_range_ms[0]:g}–{rtt_range_ms[1]:g} ms "
-        "(values beyond it take the end colours).",
-        paper_values.caption(stated),
-        _stated_rtts(figure),
-    )
-    if missing:
-        facts.say(f"{len(missing)} cell(s) pending (model not built yet): grey boxes.")
-    return record(fig, facts)
 
 
 def _stated_rtts(figure: str) -> str:
@@ -207,16 +235,7 @@ def response_time_curves(
     summary = metrics.conditional_response(table, by=by, edges=edges)
     palette = dict(zip(downs, sns.color_palette("colorblind", len(downs)), strict=True))
     shown = summary[summary["n"] >= min_transfers]
-    # x: the size bins drawn and one on each side (a short run fills few of the law's bins)
-    x_range = (edges[0], edges[-1])
-    if not shown.empty:
-        low = np.searchsorted(edges, float(shown["size_center_bytes"].min())) - 2
-        high = np.searchsorted(edges, float(shown["size_center_bytes"].max())) + 1
-        x_range = (edges[max(low, 0)], edges[min(high, len(edges) - 1)])
-    if not shown.empty:  # common y range: every drawn mean and band, with a margin
-        floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
-        y_low = float(np.nanmin(floor)) / 1.5
-        y_high = float(np.nanmax(shown["ci_high_s"].fillna(shown["mean_s"]))) * 1.5
+    x_range, y_range = _response_ranges(shown, edges)
     width = min(max(1.65 * len(ups), _STRIP_MIN_WIDTH_IN), TEXT_WIDTH_IN)
     top_height = min(1.9 * len(loads) + 0.7, MAX_HEIGHT_IN - _STRIP_HEIGHT_IN)
     fig = plt.figure(figsize=(width, top_height + _STRIP_HEIGHT_IN), layout="constrained")
@@ -230,45 +249,7 @@ def response_time_curves(
             panel = summary[summary["up"] == up]
             if load is not None:
                 panel = panel[np.isclose(panel["load"], load)]
-            drawn_here = False
-            censored_text: list[int] = []
-            for down in downs:
-                curve = panel[(panel["down"] == down) & (panel["n"] >= min_transfers)]
-                censored = int(panel.loc[panel["down"] == down, "censored"].sum())
-                if censored:
-                    censored_text.append(censored)
-                if curve.empty:
-                    continue
-                drawn_here = True
-                low = curve["ci_low_s"].clip(lower=curve["mean_s"] / 10)
-                ax.plot(
-                    curve["size_center_bytes"],
-                    curve["mean_s"],
-                    marker="o",
-                    color=palette[down],
-                    markersize=3,
-                    **points_style(len(curve)),
-                )
-                ax.errorbar(
-                    curve["size_center_bytes"],
-                    curve["mean_s"],
-                    yerr=[
-                        (curve["mean_s"] - low).fillna(0),
-                        (curve["ci_high_s"] - curve["mean_s"]).fillna(0),
-                    ],
-                    fmt="none",
-                    ecolor=palette[down],
-                    elinewidth=0.8,
-                    capsize=2,
-                )
-                ax.fill_between(
-                    curve["size_center_bytes"],
-                    low,
-                    curve["ci_high_s"],
-                    color=palette[down],
-                    alpha=0.15,
-                    linewidth=0,
-                )
+            drawn_here, censored_text = _response_curves(ax, panel, downs, palette, min_transfers)
             if drawn_here:
                 n_drawn += 1
                 if censored_text:  # one short line in the corner: panels sit side by side
@@ -285,22 +266,7 @@ def response_time_curves(
                 few = not panel.empty and panel["n"].sum() > 0
                 empty = f"fewer than {min_transfers}\ntransfers per size bin" if few else "pending"
                 empty_panel(ax, empty)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlim(*x_range)
-            if not shown.empty:
-                ax.set_ylim(y_low, y_high)
-            ax.set_ylabel("mean response time (s)" if j == 0 else "")
-            # two lines: four panels side by side leave no room for one; the load the
-            # transfers measured beside the target, which a short run can miss widely
-            load_text = ""
-            if load is not None:
-                load_text = f"\nload {_pct(load)}"
-                if not measured.empty:
-                    at = measured[(measured["up"] == up) & np.isclose(measured["load"], load)]
-                    if len(at):
-                        load_text += f", measured {_pct(float(at['offered_load'].median()))}"
-            ax.set_title(f"upload {up}{load_text}")
+            _response_axes(ax, up, load, j, x_range, y_range, measured)
     for ax in axes.flat:
         ax.tick_params(axis="x", labelrotation=45)
     top.supxlabel("transfer size (bytes)")
@@ -329,6 +295,106 @@ def response_time_curves(
 #: leaves its two panels readable, inches
 _STRIP_HEIGHT_IN = 2.0
 _STRIP_MIN_WIDTH_IN = 4.8
+
+
+def _response_ranges(
+    shown: pd.DataFrame, edges: np.ndarray
+) -> tuple[tuple[float, float], tuple[float, float] | None]:
+    """The panels' common x range and y range (None when no curve is drawn)."""
+    # x: the size bins drawn and one on each side (a short run fills few of the law's bins)
+    x_range = (edges[0], edges[-1])
+    if not shown.empty:
+        low = np.searchsorted(edges, float(shown["size_center_bytes"].min())) - 2
+        high = np.searchsorted(edges, float(shown["size_center_bytes"].max())) + 1
+        x_range = (edges[max(low, 0)], edges[min(high, len(edges) - 1)])
+    y_range = None
+    if not shown.empty:  # common y range: every drawn mean and band, with a margin
+        floor = np.minimum(shown["mean_s"], shown["ci_low_s"].clip(lower=shown["mean_s"] / 10))
+        y_low = float(np.nanmin(floor)) / 1.5
+        y_high = float(np.nanmax(shown["ci_high_s"].fillna(shown["mean_s"]))) * 1.5
+        y_range = (y_low, y_high)
+    return x_range, y_range
+
+
+def _response_curves(
+    ax: plt.Axes,
+    panel: pd.DataFrame,
+    downs: list[str],
+    palette: dict[str, Any],
+    min_transfers: int,
+) -> tuple[bool, list[int]]:
+    """One panel's curves, one per download variant, with their confidence bands.
+
+    Returns whether any curve was drawn, and the censored transfers of each variant.
+    """
+    drawn_here = False
+    censored_text: list[int] = []
+    for down in downs:
+        curve = panel[(panel["down"] == down) & (panel["n"] >= min_transfers)]
+        censored = int(panel.loc[panel["down"] == down, "censored"].sum())
+        if censored:
+            censored_text.append(censored)
+        if curve.empty:
+            continue
+        drawn_here = True
+        low = curve["ci_low_s"].clip(lower=curve["mean_s"] / 10)
+        ax.plot(
+            curve["size_center_bytes"],
+            curve["mean_s"],
+            marker="o",
+            color=palette[down],
+            markersize=3,
+            **points_style(len(curve)),
+        )
+        ax.errorbar(
+            curve["size_center_bytes"],
+            curve["mean_s"],
+            yerr=[
+                (curve["mean_s"] - low).fillna(0),
+                (curve["ci_high_s"] - curve["mean_s"]).fillna(0),
+            ],
+            fmt="none",
+            ecolor=palette[down],
+            elinewidth=0.8,
+            capsize=2,
+        )
+        ax.fill_between(
+            curve["size_center_bytes"],
+            low,
+            curve["ci_high_s"],
+            color=palette[down],
+            alpha=0.15,
+            linewidth=0,
+        )
+    return drawn_here, censored_text
+
+
+def _response_axes(
+    ax: plt.Axes,
+    up: str,
+    load: float | None,
+    column: int,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float] | None,
+    measured: pd.DataFrame,
+) -> None:
+    """One panel's scales, ranges, label and title (the load, measured beside its target)."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*x_range)
+    if y_range is not None:
+        ax.set_ylim(*y_range)
+    ax.set_ylabel("mean response time (s)" if column == 0 else "")
+    # two lines: four panels side by side leave no room for one; the load the
+    # transfers measured beside the target, which a short run can miss widely
+    load_text = ""
+    if load is not None:
+        load_text = f"\nload {_pct(load)}"
+        if not measured.empty:
+            at = measured[(measured["up"] == up) & np.isclose(measured["load"], load)]
+            if len(at):
+                load_text += f", measured {_pct(float(at['offered_load'].median()))}"
+    ax.set_title(f"upload {up}{load_text}")
 
 
 def _log_ticks(ax: plt.Axes) -> None:
@@ -418,20 +484,7 @@ def traffic_strip(
         return
     facts.panels_drawn += 2
     colour, line = "0.6", "black"
-    expected = histogram["expected"].to_numpy()
-    counts = histogram["count"].to_numpy()
-    positive = np.concatenate([counts[counts > 0], expected[expected > 0]])
-    y_low = max(min(0.5, float(positive.min()) / 1.5), 1e-2)
-    y_high = float(positive.max()) * 2.0
-    hist_ax.stairs(counts, edges, fill=True, color=colour, baseline=y_low)
-    hist_ax.stairs(expected, edges, color=line, linewidth=1.0, baseline=None)
-    hist_ax.set_xscale("log")
-    hist_ax.set_yscale("log")
-    hist_ax.set_xlim(edges[0], edges[-1])
-    hist_ax.set_ylim(y_low, y_high)
-    hist_ax.tick_params(axis="x", labelrotation=45)
-    hist_ax.set_xlabel("transfer size (bytes)")
-    hist_ax.set_ylabel("transfers")
+    _size_histogram(hist_ax, histogram, edges, colour, line)
 
     points = loads.drop_duplicates("draw")
     shared = len(points) < len(loads)
@@ -445,18 +498,7 @@ def traffic_strip(
         "markeredgecolor": "0.3",
         "markeredgewidth": 0.5,
     }
-    for x, level in enumerate(levels):
-        at = points[np.isclose(points["target_load"], level)]
-        spread = np.linspace(-0.18, 0.18, len(at)) if len(at) > 1 else np.zeros(1)
-        load_ax.plot(x + spread, 100 * at["offered_load"], **point_style)
-        load_ax.plot(
-            [x - 0.32, x + 0.32], [100 * level] * 2, color=line, linewidth=1.0, linestyle="--"
-        )
-    load_ax.set_xticks(range(len(levels)), [_pct(level) for level in levels])
-    load_ax.set_xlim(-0.6, len(levels) - 0.4)
-    load_ax.set_ylim(0, 100 * max(points["offered_load"].max(), max(levels)) * 1.15)
-    load_ax.set_xlabel("target load")
-    load_ax.set_ylabel("offered load (%)")
+    _offered_loads(load_ax, points, levels, point_style, line)
     one = "repetition" if shared else "run"
     sub.legend(
         [
@@ -497,6 +539,48 @@ def traffic_strip(
         f"{capacity / 1e6:.2f} Mb/s (the downlink goodput capacity the load is calibrated "
         f"to): {per_level}.",
     )
+
+
+def _size_histogram(
+    hist_ax: plt.Axes, histogram: pd.DataFrame, edges: np.ndarray, colour: str, line: str
+) -> None:
+    """The sizes drawn per bin, and the count the size law expects as a step line."""
+    expected = histogram["expected"].to_numpy()
+    counts = histogram["count"].to_numpy()
+    positive = np.concatenate([counts[counts > 0], expected[expected > 0]])
+    y_low = max(min(0.5, float(positive.min()) / 1.5), 1e-2)
+    y_high = float(positive.max()) * 2.0
+    hist_ax.stairs(counts, edges, fill=True, color=colour, baseline=y_low)
+    hist_ax.stairs(expected, edges, color=line, linewidth=1.0, baseline=None)
+    hist_ax.set_xscale("log")
+    hist_ax.set_yscale("log")
+    hist_ax.set_xlim(edges[0], edges[-1])
+    hist_ax.set_ylim(y_low, y_high)
+    hist_ax.tick_params(axis="x", labelrotation=45)
+    hist_ax.set_xlabel("transfer size (bytes)")
+    hist_ax.set_ylabel("transfers")
+
+
+def _offered_loads(
+    load_ax: plt.Axes,
+    points: pd.DataFrame,
+    levels: list[float],
+    point_style: dict[str, Any],
+    line: str,
+) -> None:
+    """The offered load each draw measured, beside its target (dashed), per target load."""
+    for x, level in enumerate(levels):
+        at = points[np.isclose(points["target_load"], level)]
+        spread = np.linspace(-0.18, 0.18, len(at)) if len(at) > 1 else np.zeros(1)
+        load_ax.plot(x + spread, 100 * at["offered_load"], **point_style)
+        load_ax.plot(
+            [x - 0.32, x + 0.32], [100 * level] * 2, color=line, linewidth=1.0, linestyle="--"
+        )
+    load_ax.set_xticks(range(len(levels)), [_pct(level) for level in levels])
+    load_ax.set_xlim(-0.6, len(levels) - 0.4)
+    load_ax.set_ylim(0, 100 * max(points["offered_load"].max(), max(levels)) * 1.15)
+    load_ax.set_xlabel("target load")
+    load_ax.set_ylabel("offered load (%)")
 
 
 def _ticks_125(low: float, high: float, mantissas: tuple[float, ...] = (1, 2, 5)) -> list[float]:

@@ -10,6 +10,7 @@ only; keys sit outside the panels.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -311,8 +312,6 @@ def loss_models_figure(table: pd.DataFrame, repetitions: int = 1) -> Figure:
     repetitions
         Repetitions behind each measured point (error bars only with several).
     """
-    from tcprepro.models.throughput import mathis_throughput_bps, padhye_throughput_bps
-
     pairs = zip(table["sack"], table["acked_per_ack"], strict=True)
     combos = sorted({(bool(s), int(b)) for s, b in pairs}, key=lambda c: (not c[0], c[1]))
     rtts = sorted(table["rtt_s"].unique())
@@ -332,55 +331,7 @@ def loss_models_figure(table: pd.DataFrame, repetitions: int = 1) -> Figure:
     for col, (sack, b) in enumerate(combos):
         top, ratio, share = axes[:, col]
         cells = table[(table["sack"] == sack) & (table["acked_per_ack"] == b)]
-        for (backend, rtt), rows in cells.groupby(["backend", "rtt_s"]):
-            rows = rows.sort_values("loss_rate")
-            colour = palette[rtt]
-            marker = _BACKEND_MARKERS.get(backend, "^")
-            solid = "none" if len(rows) <= 2 else "-"  # markers only for one or two points
-            dashed = "none" if len(rows) <= 2 else "--"
-            first = rows.iloc[0]
-            t0 = max(float(first["min_rto_s"]), rtt)
-            mathis = mathis_throughput_bps(first["mss_bytes"], rtt, p_grid, acked_per_ack=b)
-            padhye = padhye_throughput_bps(
-                first["mss_bytes"], rtt, p_grid, t0, first["w_m_pkts"], b
-            )
-            top.plot(p_grid, mathis / 1e6, color=colour, ls="--", lw=1)
-            top.plot(p_grid, padhye / 1e6, color=colour, ls="-", lw=1)
-            top.errorbar(
-                rows["loss_rate"],
-                rows["measured_bps"] / 1e6,
-                yerr=rows["measured_bps_std"].fillna(0) / 1e6,
-                color=colour,
-                marker=marker,
-                ls="none",
-                capsize=2,
-                label=f"{_rtt_label(rtt)} ({_BACKEND_LABELS.get(backend, backend)})",
-            )
-            ratio.plot(
-                rows["loss_rate"],
-                rows["mathis_ratio"],
-                color=colour,
-                marker=marker,
-                mfc="none",
-                ls=dashed,
-                lw=0.8,
-            )
-            ratio.plot(
-                rows["loss_rate"],
-                rows["padhye_ratio"],
-                color=colour,
-                marker=marker,
-                ls=solid,
-                lw=0.8,
-            )
-            share.plot(
-                rows["loss_rate"],
-                rows["timeout_share"] * 100,
-                color=colour,
-                marker=marker,
-                ls=solid,
-                lw=0.8,
-            )
+        _loss_curves(top, ratio, share, cells, palette, p_grid, b)
         top.set(xscale="log", yscale="log")
         top.set_title(f"SACK {'on' if sack else 'off'}, b = {b}")
         ratio.set_yscale("log")
@@ -404,6 +355,71 @@ def loss_models_figure(table: pd.DataFrame, repetitions: int = 1) -> Figure:
         "Bottom: share of the time spent waiting for retransmission timeouts (a lower bound).",
     )
     return record(fig, facts)
+
+
+def _loss_curves(
+    top: plt.Axes,
+    ratio: plt.Axes,
+    share: plt.Axes,
+    cells: pd.DataFrame,
+    palette: dict[float, Any],
+    p_grid: np.ndarray,
+    b: int,
+) -> None:
+    """One (SACK, b) column's curves and points, per backend and RTT.
+
+    Both models and the measured points on top, measured over model in the middle, the
+    share of time spent waiting for timeouts at the bottom.
+    """
+    from tcprepro.models.throughput import mathis_throughput_bps, padhye_throughput_bps
+
+    for (backend, rtt), rows in cells.groupby(["backend", "rtt_s"]):
+        rows = rows.sort_values("loss_rate")
+        colour = palette[rtt]
+        marker = _BACKEND_MARKERS.get(backend, "^")
+        solid = "none" if len(rows) <= 2 else "-"  # markers only for one or two points
+        dashed = "none" if len(rows) <= 2 else "--"
+        first = rows.iloc[0]
+        t0 = max(float(first["min_rto_s"]), rtt)
+        mathis = mathis_throughput_bps(first["mss_bytes"], rtt, p_grid, acked_per_ack=b)
+        padhye = padhye_throughput_bps(first["mss_bytes"], rtt, p_grid, t0, first["w_m_pkts"], b)
+        top.plot(p_grid, mathis / 1e6, color=colour, ls="--", lw=1)
+        top.plot(p_grid, padhye / 1e6, color=colour, ls="-", lw=1)
+        top.errorbar(
+            rows["loss_rate"],
+            rows["measured_bps"] / 1e6,
+            yerr=rows["measured_bps_std"].fillna(0) / 1e6,
+            color=colour,
+            marker=marker,
+            ls="none",
+            capsize=2,
+            label=f"{_rtt_label(rtt)} ({_BACKEND_LABELS.get(backend, backend)})",
+        )
+        ratio.plot(
+            rows["loss_rate"],
+            rows["mathis_ratio"],
+            color=colour,
+            marker=marker,
+            mfc="none",
+            ls=dashed,
+            lw=0.8,
+        )
+        ratio.plot(
+            rows["loss_rate"],
+            rows["padhye_ratio"],
+            color=colour,
+            marker=marker,
+            ls=solid,
+            lw=0.8,
+        )
+        share.plot(
+            rows["loss_rate"],
+            rows["timeout_share"] * 100,
+            color=colour,
+            marker=marker,
+            ls=solid,
+            lw=0.8,
+        )
 
 
 def volume_figure(

@@ -8,11 +8,13 @@ for every sampling interval in which the flow lost data segments; on the right t
 queue of every traced link direction the run's flows cross (``flow_link``: their
 bottleneck), in packets, its buffer dashed, with a tick for every interval with drops
 there. The warm-up is shaded: the claim is measured on the rest of the run.
+:func:`write_why_figures` draws it for every claim whose "why" rests on a run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -23,9 +25,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from tcprepro.analysis import regime as measures
-from tcprepro.figures.common import FONT_PT, TEXT_WIDTH_IN, Drawn, record
+from tcprepro.claims.tables import WhyFigure
+from tcprepro.claims.verdicts import ClaimResult
+from tcprepro.figures.common import FONT_PT, TEXT_WIDTH_IN, Drawn, drawn, record, save_figure
 
-__all__ = ["HEIGHT_IN", "WIDTH_IN", "run_trace", "select_run"]
+__all__ = ["HEIGHT_IN", "WIDTH_IN", "run_trace", "select_run", "write_why_figures"]
 
 #: print size of a trace figure: the claims list's width (the text width less the list's
 #: indent) and a short strip
@@ -139,6 +143,37 @@ def run_trace(
         ax.set_xlim(0.0, duration)
         ax.set_xlabel("time (s)")
 
+    ticked = _window_panel(ax_cwnd, run, time, with_window, colours, flow, mss)
+    queue_colours, dropped = _queue_panel(ax_queue, run, time, links, crossed, colours)
+    ticked = ticked or dropped
+    _legend(fig, ax_cwnd, queue_colours, bool(links), ticked)
+
+    cell_text = ", ".join(f"{k}={v}" for k, v in cell.items())
+    size = f"segments of {mss:g} B" if np.isfinite(mss) else "kB (the run records no MSS)"
+    named = f"; the flow the criterion names ({flow}) drawn thick" if flow else ""
+    queues = ", ".join(links) if links else "none traced"
+    facts = Drawn(panels=2, panels_drawn=int(bool(with_window)) + int(bool(links))).say(
+        f"Run: {figure_id}, {cell_text}, repetition {rep}.",
+        f"Left: congestion window of each flow in {size}{named}; ticks at the top mark the "
+        f"{interval:g} s sampling intervals in which the flow lost data segments.",
+        f"Right: queue of the link direction(s) the run's flows cross ({queues}), in packets, "
+        "buffer dashed; ticks mark intervals with drops there.",
+        f"The run lasts {duration:g} s; its first {warmup:g} s are warm-up (shaded), the "
+        f"claim is measured on the remaining {duration - warmup:g} s.",
+    )
+    return record(fig, facts)
+
+
+def _window_panel(
+    ax_cwnd: Axes,
+    run: xr.Dataset,
+    time: np.ndarray,
+    with_window: list[str],
+    colours: Mapping[str, Any],
+    flow: str | None,
+    mss: float,
+) -> bool:
+    """Each flow's congestion window, its losses ticked above; whether any tick was drawn."""
     unit = mss if np.isfinite(mss) else 1e3
     peak = 0.0
     ticked = False
@@ -163,7 +198,22 @@ def run_trace(
     ax_cwnd.set_ylabel("cwnd (segments)" if np.isfinite(mss) else "cwnd (kB)")
     if not with_window:
         ax_cwnd.text(0.5, 0.5, "no flow traces a window", ha="center", transform=ax_cwnd.transAxes)
+    return ticked
 
+
+def _queue_panel(
+    ax_queue: Axes,
+    run: xr.Dataset,
+    time: np.ndarray,
+    links: list[str],
+    crossed: Mapping[str, str],
+    colours: Mapping[str, Any],
+) -> tuple[dict[str, Any], bool]:
+    """The queue of each link direction the flows cross, its buffer and drops.
+
+    Returns the colour of each queue and whether any drop tick was drawn.
+    """
+    ticked = False
     queue_colours = {}
     top = 1.0
     for k, link in enumerate(links):
@@ -185,7 +235,13 @@ def run_trace(
     # a little below zero: an empty queue is a line above the axis, not under it
     ax_queue.set_ylim(-0.03 * top, top / (1 - _TICK_BAND))
     ax_queue.set_ylabel("queue (packets)")
+    return queue_colours, ticked
 
+
+def _legend(
+    fig: Figure, ax_cwnd: Axes, queue_colours: Mapping[str, Any], links: bool, ticked: bool
+) -> None:
+    """One key right of both panels, naming only what is drawn."""
     handles, labels = ax_cwnd.get_legend_handles_labels()
     for link, colour in queue_colours.items():
         handles.append(plt.Line2D([], [], color=colour, lw=0.8))
@@ -201,17 +257,61 @@ def run_trace(
     labels.append("warm-up")
     fig.legend(handles, labels, loc="outside right upper", fontsize=FONT_PT - 1)
 
-    cell_text = ", ".join(f"{k}={v}" for k, v in cell.items())
-    size = f"segments of {mss:g} B" if np.isfinite(mss) else "kB (the run records no MSS)"
-    named = f"; the flow the criterion names ({flow}) drawn thick" if flow else ""
-    queues = ", ".join(links) if links else "none traced"
-    facts = Drawn(panels=2, panels_drawn=int(bool(with_window)) + int(bool(links))).say(
-        f"Run: {figure_id}, {cell_text}, repetition {rep}.",
-        f"Left: congestion window of each flow in {size}{named}; ticks at the top mark the "
-        f"{interval:g} s sampling intervals in which the flow lost data segments.",
-        f"Right: queue of the link direction(s) the run's flows cross ({queues}), in packets, "
-        "buffer dashed; ticks mark intervals with drops there.",
-        f"The run lasts {duration:g} s; its first {warmup:g} s are warm-up (shaded), the "
-        f"claim is measured on the remaining {duration - warmup:g} s.",
-    )
-    return record(fig, facts)
+
+def write_why_figures(
+    results: Iterable[ClaimResult],
+    datasets: Mapping[str, xr.Dataset],
+    directory: str | Path,
+    include_root: str | Path | None = None,
+) -> dict[str, WhyFigure]:
+    """Draw the run behind the "why" of each claim not reproduced or inconclusive.
+
+    One PDF per such claim whose run is in ``datasets`` (``<directory>/<claim>.pdf``,
+    with what it drew beside it as ``<claim>.json``). The directory is written afresh:
+    the figures are drawn into a temporary sibling that then replaces it, so a figure
+    of a claim now reproduced does not linger, and a failed drawing leaves the old
+    directory whole.
+
+    Parameters
+    ----------
+    include_root
+        The directory LaTeX resolves graphics paths from (the report's, ``paper``):
+        each figure's include path is relative to it (else the path as given).
+
+    Returns
+    -------
+    dict
+        The figures by claim id.
+    """
+    import os
+    import shutil
+
+    directory = Path(directory)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = directory.with_name(f".{directory.name}.tmp-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    out = {}
+    try:
+        for result in results:
+            claim, run = result.claim, result.trace
+            if claim is None or run is None or run.figure not in datasets:
+                continue
+            if result.verdict not in ("not reproduced", "inconclusive"):
+                continue
+            fig = run_trace(datasets[run.figure], run.cell, run.rep, run.flow)
+            facts = drawn(fig)
+            statements = " ".join(facts.statements) if facts else ""
+            save_figure(fig, staging / f"{claim.id}.pdf")
+            path = directory / f"{claim.id}.pdf"
+            include = Path(os.path.relpath(path, include_root)) if include_root else path
+            caption = f"The traces of {run.reason}. {statements}"
+            out[claim.id] = WhyFigure(claim.id, path, include.as_posix(), caption, HEIGHT_IN)
+        old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
+        if directory.exists():
+            os.replace(directory, old)
+        os.replace(staging, directory)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out

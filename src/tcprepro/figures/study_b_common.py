@@ -1,0 +1,137 @@
+r"""What the figures of study B share: labels, one run of a cell, the window row.
+
+Used by the time series (:mod:`tcprepro.figures.study_b`) and the sharing figures
+(:mod:`tcprepro.figures.study_b_sharing`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import xarray as xr
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from tcprepro.analysis import study_b as analysis_b
+from tcprepro.figures.common import (
+    Drawn,
+    empty_panel,
+    record,
+)
+
+_QDISC_LABELS = {"FIFO": "FIFO", "FQ": "PFQ/LQD"}
+
+
+_VARIANT_LABELS = {
+    "NewReno": "Reno",
+    "HighSpeed": "HSTCP",
+    "WestwoodPlus": "Westwood+",
+    "Bic": "BIC",
+    "Cubic": "CUBIC",
+    "Htcp": "H-TCP",
+    "Fast": "FAST",
+    "YeahPaper": "YeAH",
+}
+
+
+def describe_case(case: str) -> str:
+    """Readable title of a B5.1 case: ``2Reno.FIFO.20`` -> ``2 Reno, FIFO, B = 20``."""
+    match = re.fullmatch(r"(.+)\.(FIFO|FQ)\.(\d+)", case)
+    if not match:
+        return case
+    mix, qdisc, buffer = match.groups()
+    mix = re.sub(r"^(\d)", r"\1 ", mix).replace("+", " + ")
+    return f"{mix}, {_QDISC_LABELS[qdisc]}, B = {buffer}"
+
+
+def _label(variant: str) -> str:
+    return _VARIANT_LABELS.get(variant, variant)
+
+
+def _rate_text(rate: str) -> str:
+    """A capacity label of the sweep as printed: ``50Mbps`` -> ``50 Mb/s``."""
+    return re.sub(r"^([\d.]+)\s*([kMG])bps$", r"\1 \2b/s", rate)
+
+
+def _load_text(ds: xr.Dataset) -> str:
+    """The background load ρ_b the runs of ``ds`` were configured with, e.g. ``50 %``."""
+    loads = np.asarray(analysis_b.background_load(ds), dtype=float).ravel()
+    ran = np.asarray(ds["link_goodput_capacity_bps"].notnull().any("link"), dtype=bool)
+    loads = loads[ran.ravel()] if ran.size == loads.size else loads
+    values = sorted({round(float(v) * 100, 1) for v in loads if np.isfinite(v)})
+    return " or ".join(f"{v:g} %" for v in values) if values else "not recorded"
+
+
+def _has_run(ds: xr.Dataset) -> bool:
+    return bool(ds["link_goodput_capacity_bps"].notnull().any())
+
+
+def _first_run(ds: xr.Dataset, **selection: object) -> xr.Dataset | None:
+    """The first repetition of one cell as a single-run dataset, or None when not run."""
+    for dim, value in selection.items():
+        if value not in ds[dim].values:
+            return None
+        ds = ds.sel({dim: value})
+    run = ds.isel(rep=0) if "rep" in ds.dims else ds
+    if not _has_run(run):
+        return None
+    run = run.copy()
+    run.attrs["warmup_s"] = float(ds.attrs.get("warmup_s", 0.0))
+    config = str(run["run_config"].values) if "run_config" in run else ""
+    if config:
+        run.attrs["config"] = config
+    present = run["flow_kind"].astype(str).isin(["bulk", "sized", "transfers", "packets"])
+    return run.sel(flow=run["flow"][present.values])
+
+
+def _mss_bytes(run: xr.Dataset) -> float:
+    return float(str(json.loads(run.attrs["config"])["tcp"]["mss"]).removesuffix("B"))
+
+
+def _bulk_flows(run: xr.Dataset) -> list[str]:
+    return [str(f) for f in run["flow"].values[analysis_b.bottlenecked(run).values]]
+
+
+def _flow_colours(flows: Sequence[str], run: xr.Dataset) -> dict[str, tuple[float, ...]]:
+    palettes = {"NewReno": plt.get_cmap("Blues"), "HighSpeed": plt.get_cmap("Oranges")}
+    out = {}
+    for k, flow in enumerate(flows):
+        variant = str(run["flow_variant"].sel(flow=flow).values)
+        cmap = palettes.get(variant, plt.get_cmap("Greens"))
+        out[flow] = cmap(0.85 - 0.15 * (k % 4))
+    return out
+
+
+def _flow_legend_label(run: xr.Dataset, flow: str) -> str:
+    """``Reno`` for a run's only bottlenecked flow, ``Reno, flow 2`` among several."""
+    flows = _bulk_flows(run)
+    variant = _label(str(run["flow_variant"].sel(flow=flow).values))
+    return variant if len(flows) == 1 else f"{variant}, flow {flows.index(flow) + 1}"
+
+
+def _row_cwnd(ax: Axes, run: xr.Dataset) -> None:
+    flows = _bulk_flows(run)
+    colours = _flow_colours(flows, run)
+    mss = _mss_bytes(run)
+    for flow in flows:
+        ax.plot(
+            run["time"],
+            run["cwnd_bytes"].sel(flow=flow) / mss,
+            color=colours[flow],
+            lw=0.8,
+            label=_flow_legend_label(run, flow),
+        )
+    ax.set_ylim(bottom=0)
+
+
+def _nothing_run(what: str, panels: int) -> Figure:
+    """A small figure for a figure with nothing run in this tier (the report leaves it out)."""
+    fig, ax = plt.subplots(figsize=(3.0, 1.0), layout="constrained")
+    empty_panel(ax, f"{what}: not run in this tier")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return record(fig, Drawn(panels=panels, panels_drawn=0, cells_drawn=0))

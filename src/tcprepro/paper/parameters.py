@@ -1,0 +1,145 @@
+r"""The parameters and deviations tables (``parameters.tex``, ``deviations.tex``).
+
+Each parameter of a simulated figure in this build next to the paper tier's, and the
+``notes`` of each scenario file (choices the papers leave open, deliberate departures).
+"""
+
+from __future__ import annotations
+
+from tcprepro.campaign import WorkflowConfig
+from tcprepro.latex import escape as tex
+from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
+from tcprepro.units import format_rate
+
+
+def _direction(cfg: LinkDirection) -> str:
+    return f"{format_rate(cfg.rate)}, {cfg.delay * 1000:g} ms, {cfg.buffer_pkts} pkts {cfg.qdisc}"
+
+
+def _topology_rows(scenario: Scenario) -> list[tuple[str, str]]:
+    topo = scenario.topology
+    if isinstance(topo, AccessTopology):
+        return [
+            ("downlink", _direction(topo.downlink)),
+            ("uplink", _direction(topo.uplink)),
+            ("server link", _direction(topo.server_link)),
+        ]
+    assert isinstance(topo, DumbbellTopology)
+    bottleneck = _direction(topo.bottleneck)
+    if topo.buffer_bdp is not None:
+        bottleneck += f" ({topo.buffer_bdp:g} BDP)"
+    rows = [("bottleneck", bottleneck)]
+    for group in topo.senders:
+        rtt = f", RTT {group.rtt * 1000:g} ms" if group.rtt is not None else ""
+        rows.append(
+            (
+                f"senders {group.name}",
+                f"{format_rate(group.rate)}, {group.delay * 1000:g} ms ×{group.count or 1}{rtt}",
+            )
+        )
+    return rows
+
+
+def _unswept_scenario(config: WorkflowConfig, figure: str, tier: str) -> Scenario:
+    """A figure's scenario in a tier before its sweep: the file, the figure's and tier's set."""
+    from tcprepro.scenario_io import load_scenario
+
+    block = config.figure(figure)
+    overrides = [
+        *block.get("set", {}).items(),
+        *config.tier_settings(figure, tier).get("set", {}).items(),
+    ]
+    return load_scenario(block["scenario"], overrides)
+
+
+def _parameter_rows(config: WorkflowConfig, figure: str, tier: str) -> list[tuple[str, str]]:
+    """(parameter, value) rows of a figure in a tier; swept parameters in the sweep rows."""
+    scenario = _unswept_scenario(config, figure, tier)
+    rows = _topology_rows(scenario)
+    for dim, values in config.sweep_values(figure, tier).items():
+        shown = ", ".join(map(str, values))
+        rows.append((f"sweep {dim}", f"{shown} ({len(values)})"))
+    tcp = scenario.tcp
+    repetitions = int(config.tier_settings(figure, tier)["repetitions"])
+    rows += [
+        ("duration / warm-up", f"{scenario.duration:g} s / {scenario.warmup:g} s"),
+        ("repetitions / seed", f"{repetitions} / {scenario.seed}"),
+        (
+            "TCP",
+            f"MSS {tcp.mss} B, SACK {tcp.sack}, timestamps {tcp.timestamps}, delayed ACK "
+            f"{tcp.delayed_ack_count} segments or {tcp.delayed_ack_timeout * 1000:g} ms, "
+            f"IW {tcp.initial_cwnd_pkts}, buffers "
+            f"{tcp.send_buffer // 1024} KiB, recovery {tcp.recovery}, min RTO "
+            f"{tcp.min_rto:g} s",
+        ),
+        ("sampling", f"every {scenario.trace.interval * 1000:g} ms"),
+    ]
+    return rows
+
+
+def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
+    lines = [
+        r"\begin{longtable}{@{}P{0.065\linewidth}P{0.14\linewidth}"
+        r"P{0.355\linewidth}P{0.355\linewidth}@{}}",
+        r"\caption{Parameters of every simulated figure in this build (tier \texttt{"
+        + tex(tier)
+        + r"}) next to the paper tier's, which are the papers' own values unless its note "
+        r"says otherwise: the scenario file with the figure's and the tier's settings, and "
+        r"the values of each swept parameter (their number in parentheses), which replace "
+        r"the file's. \reprochanged{} marks a parameter this tier changed; \emph{same}: the "
+        r"paper tier's value is this build's.}"
+        r"\label{tab:parameters}\\",
+        r"\toprule Figure & Parameter & This build & Paper \\ \midrule",
+        r"\endfirsthead",
+        r"\toprule Figure & Parameter & This build & Paper \\ \midrule",
+        r"\endhead",
+    ]
+    for figure in figures:
+        here = _parameter_rows(config, figure, tier)
+        paper = dict(_parameter_rows(config, figure, "paper"))
+        note = str(config.tier_settings(figure, "paper").get("note", ""))
+        for i, (name, value) in enumerate(here):
+            reference = paper.get(name, "")
+            changed = reference != value
+            mark = r"\reprochanged{} " if changed else ""
+            shown = rf"\textbf{{{tex(value)}}}" if changed else tex(value)
+            paper_value = tex(reference) if changed else r"\textcolor{gray}{same}"
+            lines.append(
+                rf"{tex(figure) if i == 0 else ''} & {mark}{tex(name)} & {shown} & "
+                rf"{paper_value} \\"
+            )
+        if note:
+            lines.append(rf" & paper tier & & \emph{{{tex(note)}}} \\")
+        lines.append(r"\midrule")
+    lines[-1] = r"\bottomrule"
+    lines.append(r"\end{longtable}")
+    return "\n".join(lines) + "\n"
+
+
+def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
+    lines = [
+        r"\begin{longtable}{@{}P{0.09\linewidth}P{0.16\linewidth}P{0.19\linewidth}"
+        r"P{0.19\linewidth}P{0.24\linewidth}@{}}",
+        r"\caption{Parameters the papers leave open (choice) and deliberate departures "
+        r"from them (deviation), from the \texttt{notes} of each scenario file.}"
+        r"\label{tab:deviations}\\",
+        r"\toprule Figures & Field & Our value & Paper & Reason \\ \midrule",
+        r"\endfirsthead",
+        r"\toprule Figures & Field & Our value & Paper & Reason \\ \midrule",
+        r"\endhead",
+    ]
+    seen: dict[tuple[str, str, str], list[str]] = {}
+    notes = {}
+    for figure in figures:
+        for note in config.figure_scenario(figure, tier).notes:
+            key = (note.kind, note.field, str(note.value))
+            seen.setdefault(key, []).append(figure)
+            notes[key] = note
+    for key, figs in seen.items():
+        note = notes[key]
+        lines.append(
+            rf"{tex(', '.join(figs))} & {tex(note.field)} ({note.kind}) & "
+            rf"{tex(str(note.value))} & {tex(note.paper)} & {tex(note.reason)} \\"
+        )
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    return "\n".join(lines) + "\n"
