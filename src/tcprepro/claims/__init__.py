@@ -14,7 +14,7 @@ Verdicts
     it does not (the result is reported, never tuned away);
 ``inconclusive``
     the runs at hand cannot decide: they miss one of the claim's *regime criteria*
-    (stated in the registry before any run, see :mod:`tcprepro.claims.regime`), e.g.
+    (stated in the registry before any run, see :mod:`tcprepro.claims.cells`), e.g.
     no loss in the measured window of a loss-driven claim; the unmet criterion is
     given as the "why";
 ``not run``
@@ -51,7 +51,7 @@ judge the claim. :func:`twin_claim` gives the claim as its twin judges it.
 Trace figures
 -------------
 Each claim not reproduced or inconclusive also names the run its "why" rests on
-(:attr:`ClaimResult.trace`, a :class:`~tcprepro.claims.regime.TracedRun`): for an
+(:attr:`ClaimResult.trace`, a :class:`~tcprepro.claims.cells.TracedRun`): for an
 inconclusive claim, the run its first unmet regime criterion names; for one not
 reproduced, the first of its explainer's cells (``explain_args: cells``) that ran, else
 the first of its ``cells:`` that ran. :func:`tcprepro.figures.why.write_why_figures`

@@ -43,9 +43,9 @@ class Claim:
     #: function (registered with @explainer) that explains a disagreement from the data
     explain: str = ""
     explain_args: Mapping[str, Any] = field(default_factory=dict)
-    #: the cells the claim reads, per figure (see tcprepro.claims.regime)
+    #: the cells the claim reads, per figure (see tcprepro.claims.cells)
     cells: tuple[Mapping[str, Any], ...] = ()
-    #: what its runs must show to decide it (see tcprepro.claims.regime)
+    #: what its runs must show to decide it (see tcprepro.claims.cells)
     regime: Mapping[str, Any] = field(default_factory=dict)
     #: the emulated twin that judges it a second time (figure, as, args, reason), or
     #: only the reason no twin can (see :func:`twin_claim`)

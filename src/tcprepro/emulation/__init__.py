@@ -7,7 +7,7 @@ themselves, links connect nodes):
   one shaped link direction (htb rate, pfifo buffer, netem delay), the
   sysctls and route metrics of the TCP settings, and the parsers of
   ``tc -s -j qdisc`` and ``ss -tin`` output. Pure functions, testable anywhere.
-- :mod:`~tcprepro.emulation.topo` turns a :class:`~tcprepro.topology.NetworkPlan`
+- :mod:`~tcprepro.emulation.topo` turns a :class:`~tcprepro.network_plan.NetworkPlan`
   into a Mininet ``Topo`` (hosts and Linux routers joined by veth pairs, no
   Open vSwitch) whose interfaces shape themselves and switch offloads off.
 - :mod:`~tcprepro.emulation.sampler` is the small process that samples

@@ -8,7 +8,7 @@ and the order of its steps:
    tc, every qdisc and congestion control the scenario names -- one error
    listing everything missing, before anything starts;
 2. the network (:class:`tcprepro.emulation.network.Emulation`): a Mininet
-   topology from :func:`tcprepro.topology.build_plan`, shaped interfaces,
+   topology from :func:`tcprepro.network_plan.build_plan`, shaped interfaces,
    routes, sysctls;
 3. the fidelity probes (:mod:`tcprepro.emulation.probe`, judged by
    :mod:`tcprepro.emulation.fidelity`);

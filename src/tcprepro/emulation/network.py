@@ -1,7 +1,7 @@
 """The emulated network of one run: Mininet built from the plan, always torn down.
 
 This module owns the network's lifecycle. :class:`Emulation` builds a Mininet
-topology from :func:`tcprepro.topology.build_plan` (hosts and Linux routers
+topology from :func:`tcprepro.network_plan.build_plan` (hosts and Linux routers
 joined by shaped veth pairs, addressing, routes and sysctls from
 :mod:`tcprepro.emulation.topo`), raises the host-wide socket-buffer limits the
 run's requests need, runs commands in the nodes' namespaces, and tears

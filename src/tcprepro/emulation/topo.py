@@ -8,7 +8,7 @@ direction it sends), the IPv4 addressing, the static routes (with the
 scenario's initial window and minimum RTO as route metrics) and the
 per-namespace TCP sysctls.
 
-Field meanings match ns-3 (see :mod:`tcprepro.topology`): the queue of a
+Field meanings match ns-3 (see :mod:`tcprepro.network_plan`): the queue of a
 direction sits at the egress of its *sending* side, so link ``a``--``b``
 shapes ``a_to_b`` on ``a``'s interface and ``b_to_a`` on ``b``'s. One exception
 (:func:`with_relays`): a traced direction leaving an end host is shaped one hop
