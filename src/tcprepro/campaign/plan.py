@@ -62,7 +62,7 @@ DUMBBELL_HOPS = 3
 
 #: UML route: guest seconds per wall second of a whole run (set-up, a 1-s probe, a 12-s
 #: CUBIC flow sampled every 0.5 s) by bottleneck rate, measured on the 2-core machine
-#: with other jobs running (docs/emulation.md). Interpolated in log-log between them.
+#: with other jobs running. Interpolated in log-log between them.
 UML_WALL_TIME_RATIO = ((10e6, 0.74), (100e6, 0.46), (500e6, 0.090), (1e9, 0.068))
 #: the sampling interval of those runs; the wall seconds each further sample of one
 #: namespace costs (it forks ss and tc, 50-110 ms each in UML); and a fixed set-up per run

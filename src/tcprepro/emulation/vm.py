@@ -46,7 +46,6 @@ from tcprepro.emulation.fidelity import CpuMonitor, Tolerances
 from tcprepro.errors import CapabilityError
 
 __all__ = [
-    "VmJob",
     "VmKernel",
     "accelerator",
     "find_kernel",
@@ -187,10 +186,6 @@ def accelerator() -> tuple[str, str]:
             )
         )
     return accel, reason
-
-
-#: a job of the batch (the UML route's guest reads the same)
-VmJob = GuestJob
 
 
 def run_batch(
