@@ -173,6 +173,10 @@ def check_scenario(scenario: Scenario, tool: str = "iperf3") -> capabilities.Nee
     return needs
 
 
+#: a started sink or sender: its process, ready file and log
+_Started = tuple[subprocess.Popen, Path, Path]
+
+
 def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> dict[str, Any]:
     scenario = emu.scenario
     interval = scenario.trace.interval
@@ -188,6 +192,37 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
     for index in bulk:
         emu.wait_listening(emu.plan.flows[index].dst, iperf.flow_ports(index)[0])
     go = workdir / "go"
+    samplers = _start_samplers(emu, go, interval, count)
+    generators = _start_generators(emu, rep, go, sized)
+    _wait_ready(workdir, samplers, generators)
+    t0 = time.monotonic() + 0.3
+    go.write_text(f"{t0!r}\n")
+    starts, clients = _start_clients(emu, cpu, bulk, t0)
+    end = t0 + scenario.duration
+    if progress:
+        print(f"{scenario.id}: emulating {scenario.duration:g} s in real time", file=sys.stderr)
+    sleep_until(end, cpu)
+    _wait_finished(samplers, clients, generators, interval)
+    reports = {index: _reports(workdir, "sized", index) for index in sized}
+    for index, (sent, _) in reports.items():
+        opened = sent.get("transfers", {}).get("0", {}).get("opened_s")
+        if opened is not None:
+            starts[index] = float(opened)
+    return {
+        "starts": starts,
+        "count": count,
+        "samplers": list(samplers),
+        "background": _background_summary(scenario, workdir),
+        "transfers": _transfer_info(scenario, rep, workdir),
+        "sized": reports,
+    }
+
+
+def _start_samplers(
+    emu: Emulation, go: Path, interval: float, count: int
+) -> dict[str, subprocess.Popen]:
+    """Start each node's trace sampler: ``count`` samples ``interval`` apart after ``go``."""
+    workdir = emu.workdir
     samplers = {}
     for node, what in traces.sampler_plan(emu).items():
         argv = [
@@ -211,6 +246,13 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
         if what["tc"]:
             argv += ["--tc", *what["tc"].values()]
         samplers[node] = emu.popen(node, argv, workdir / f"sampler-{node}.log")
+    return samplers
+
+
+def _start_generators(emu: Emulation, rep: int, go: Path, sized: list[int]) -> dict[str, _Started]:
+    """Start each generator's, then each sized flow's, sink and sender (process, ready, log)."""
+    scenario = emu.scenario
+    workdir = emu.workdir
     # generated traffic (poisson_packets, poisson_transfers): a sink on the destination, a
     # sender on the source, both waiting for the same go file as the samplers
     generators = {}
@@ -224,6 +266,13 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
         commands = _sized_flow_commands(emu, index, files)
         for role, started in _start_pair(emu, "sized", index, commands, files).items():
             generators[f"{role} of flow {emu.plan.flows[index].name}"] = started
+    return generators
+
+
+def _wait_ready(
+    workdir: Path, samplers: dict[str, subprocess.Popen], generators: dict[str, _Started]
+) -> None:
+    """Wait (120 s at most) for every sampler's and generator's ready file; else raise."""
     waiting = {
         **{
             f"sampler in {node}": (proc, workdir / f"ready-{node}", workdir / f"sampler-{node}.log")
@@ -240,8 +289,13 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
                 text = log.read_text(errors="replace")[-1000:]
                 raise RuntimeError(f"{what} exited early: {text}")
         time.sleep(0.02)
-    t0 = time.monotonic() + 0.3
-    go.write_text(f"{t0!r}\n")
+
+
+def _start_clients(
+    emu: Emulation, cpu: CpuMonitor, bulk: list[int], t0: float
+) -> tuple[dict[int, float], dict[int, subprocess.Popen]]:
+    """Start each bulk flow's iperf client at its start after ``t0``: its start, its process."""
+    workdir = emu.workdir
     starts: dict[int, float] = {}
     clients = {}
     order = sorted(bulk, key=lambda i: emu.plan.flows[i].start_s)
@@ -252,10 +306,16 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
         clients[index] = emu.popen(
             flow.src, iperf.client_argv(emu, index), workdir / f"client{index}.json"
         )
-    end = t0 + scenario.duration
-    if progress:
-        print(f"{scenario.id}: emulating {scenario.duration:g} s in real time", file=sys.stderr)
-    sleep_until(end, cpu)
+    return starts, clients
+
+
+def _wait_finished(
+    samplers: dict[str, subprocess.Popen],
+    clients: dict[int, subprocess.Popen],
+    generators: dict[str, _Started],
+    interval: float,
+) -> None:
+    """Wait for the samplers, the iperf clients (15 s at most), the generators; else raise."""
     for node, proc in samplers.items():
         try:
             proc.wait(timeout=30.0 + 5 * interval)
@@ -270,19 +330,6 @@ def _traffic(emu: Emulation, cpu: CpuMonitor, progress: bool, rep: int = 0) -> d
             proc.wait(timeout=30.0 + background.SINK_GRACE_S)
         except subprocess.TimeoutExpired as exc:
             raise RuntimeError(f"the background {key} did not finish") from exc
-    reports = {index: _reports(workdir, "sized", index) for index in sized}
-    for index, (sent, _) in reports.items():
-        opened = sent.get("transfers", {}).get("0", {}).get("opened_s")
-        if opened is not None:
-            starts[index] = float(opened)
-    return {
-        "starts": starts,
-        "count": count,
-        "samplers": list(samplers),
-        "background": _background_summary(scenario, workdir),
-        "transfers": _transfer_info(scenario, rep, workdir),
-        "sized": reports,
-    }
 
 
 def _sized_flow_commands(
@@ -521,8 +568,37 @@ def _dataset(
     flow_series["random_lost_pkts"] = traces.flow_random_losses(
         emu_view, link_names, link_series, count
     )
-    summarise = iperf.iperf3_summary if tool == "iperf3" else iperf.iperf2_summary
     sized = info["sized"]
+    iperf3 = _tool_summaries(plan, tool, sized, workdir)
+    connected_s, end_s = _sized_flow_results(
+        scenario, plan, sized, count, flow_series, flow_facts, iperf3
+    )
+    times = interval * np.arange(1, count + 1)
+    raw = RawTraces(
+        times_s=times,
+        flow_names=[f.name for f in plan.flows],
+        link_names=link_names,
+        flow_series={k: v[1:] for k, v in flow_series.items()},
+        link_series={k: v[1:] for k, v in link_series.items()},
+        flow_info=_flow_info(plan, info, flow_series, flow_facts, connected_s, end_s),
+        link_info={},
+        transfer_info=info["transfers"][0],
+    )
+    raw.link_info = _link_info(scenario, plan, link_names, link_series)
+    raw.attrs = _run_attrs(
+        scenario, rep, plan, needs, options, flow_facts, report, trees, sysctls, iperf3
+    )
+    ds = make_run_dataset(raw)
+    _add_probe_variables(ds, report, link_names)
+    _add_generated_traffic(ds, info)
+    return ds
+
+
+def _tool_summaries(
+    plan: NetworkPlan, tool: str, sized: dict[int, Any], workdir: Path
+) -> dict[str, dict[str, Any]]:
+    """Each bulk flow's summary of its iperf server's and client's reports."""
+    summarise = iperf.iperf3_summary if tool == "iperf3" else iperf.iperf2_summary
     iperf3 = {
         flow.name: summarise(workdir / f"server{i}.json")
         for i, flow in enumerate(plan.flows)
@@ -538,6 +614,20 @@ def _dataset(
             iperf3[name] = {"server": iperf3[name], "client": summary}
             continue
         iperf3[name] = {**iperf3[name], **{k: v for k, v in summary.items() if v is not None}}
+    return iperf3
+
+
+def _sized_flow_results(
+    scenario: Scenario,
+    plan: NetworkPlan,
+    sized: dict[int, Any],
+    count: int,
+    flow_series: dict[str, np.ndarray],
+    flow_facts: dict[str, Any],
+    iperf3: dict[str, dict[str, Any]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each flow's connection and end times; fills in the sized flows' summaries and counts."""
+    interval = scenario.trace.interval
     end_s = np.full(len(plan.flows), np.nan)
     connected_s = flow_facts["connected_k"] * interval
     send_buffer, recv_buffer = iperf.requested_buffers(scenario.tcp, "iperf2")
@@ -556,31 +646,39 @@ def _dataset(
             after = np.arange(count + 1) * interval >= end_s[i]
             column = flow_series["rx_bytes"][:, i]
             column[after] = np.fmax(column[after], float(arrived.get("rx_bytes", 0)))
+    return connected_s, end_s
+
+
+def _flow_info(
+    plan: NetworkPlan,
+    info: dict[str, Any],
+    flow_series: dict[str, np.ndarray],
+    flow_facts: dict[str, Any],
+    connected_s: np.ndarray,
+    end_s: np.ndarray,
+) -> dict[str, Any]:
+    """The dataset's per-flow ``flow_*`` values."""
     rx_final = flow_series["rx_bytes"][-1] if plan.flows else np.empty(0)
-    times = interval * np.arange(1, count + 1)
-    raw = RawTraces(
-        times_s=times,
-        flow_names=[f.name for f in plan.flows],
-        link_names=link_names,
-        flow_series={k: v[1:] for k, v in flow_series.items()},
-        link_series={k: v[1:] for k, v in link_series.items()},
-        flow_info={
-            "flow_variant": [f.variant.name for f in plan.flows],
-            "flow_cc_type": [f"linux:{cc}" if cc else "" for cc in flow_facts["cc"]],
-            "flow_src": [f.src for f in plan.flows],
-            "flow_dst": [f.dst for f in plan.flows],
-            "flow_label": [f.label for f in plan.flows],
-            "flow_link": [f.bottleneck for f in plan.flows],
-            "flow_start_s": [info["starts"].get(i, math.nan) for i in range(len(plan.flows))],
-            "flow_connected_s": connected_s,
-            "flow_end_s": end_s,
-            "flow_size_bytes": [f.size_bytes for f in plan.flows],
-            "flow_kind": ["sized" if f.size_bytes else "bulk" for f in plan.flows],
-            "flow_rx_bytes": rx_final,
-        },
-        link_info={},
-        transfer_info=info["transfers"][0],
-    )
+    return {
+        "flow_variant": [f.variant.name for f in plan.flows],
+        "flow_cc_type": [f"linux:{cc}" if cc else "" for cc in flow_facts["cc"]],
+        "flow_src": [f.src for f in plan.flows],
+        "flow_dst": [f.dst for f in plan.flows],
+        "flow_label": [f.label for f in plan.flows],
+        "flow_link": [f.bottleneck for f in plan.flows],
+        "flow_start_s": [info["starts"].get(i, math.nan) for i in range(len(plan.flows))],
+        "flow_connected_s": connected_s,
+        "flow_end_s": end_s,
+        "flow_size_bytes": [f.size_bytes for f in plan.flows],
+        "flow_kind": ["sized" if f.size_bytes else "bulk" for f in plan.flows],
+        "flow_rx_bytes": rx_final,
+    }
+
+
+def _link_info(
+    scenario: Scenario, plan: NetworkPlan, link_names: list[str], link_series: dict[str, np.ndarray]
+) -> dict[str, Any]:
+    """The dataset's per-link values of the traced directions, with each one's largest queue."""
     traced = plan.traced
     directions = [traced[name] for name in link_names]
     queue_max = [
@@ -589,13 +687,29 @@ def _dataset(
         else math.nan
         for j in range(len(link_names))
     ]
-    raw.link_info = link_info(directions, scenario.tcp, L2_OVERHEAD_BYTES, queue_max)
+    return link_info(directions, scenario.tcp, L2_OVERHEAD_BYTES, queue_max)
+
+
+def _run_attrs(
+    scenario: Scenario,
+    rep: int,
+    plan: NetworkPlan,
+    needs: capabilities.Needs,
+    options: EmulationOptions,
+    flow_facts: dict[str, Any],
+    report: FidelityReport,
+    trees: dict[str, str],
+    sysctls: dict[str, dict[str, str]],
+    iperf3: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """The dataset's attributes: the run, its route and tools, the stack, the fidelity gate."""
+    tool = options.traffic_tool
     versions = (
         dict(options.versions)
         if options.versions is not None
         else capabilities.versions_record(options.route, platform.release(), tool)
     )
-    raw.attrs = {
+    return {
         **run_attributes(scenario, rep, BACKEND, versions, L2_OVERHEAD_BYTES),
         "route": options.route,
         "iperf3_version": capabilities.iperf3_version(),
@@ -633,7 +747,10 @@ def _dataset(
         **provenance.static_provenance(),
         **dict(options.extra_attrs),
     }
-    ds = make_run_dataset(raw)
+
+
+def _add_probe_variables(ds: xr.Dataset, report: FidelityReport, link_names: list[str]) -> None:
+    """Add each link's probe results (NaN if not probed) and the gate's verdict, described."""
     probes = {p.link: p for p in report.links}
     ds["link_probe_goodput_bps"] = (
         "link",
@@ -652,6 +769,17 @@ def _dataset(
         [probes[n].configured_rtt_s if n in probes else math.nan for n in link_names],
     )
     ds["fidelity_ok"] = ((), int(report.ok))
+    for name in ("link_probe_goodput_bps", "link_probe_expected_bps"):
+        ds[name].attrs["units"] = "bit/s"
+    for name in ("link_probe_rtt_s", "link_probe_configured_rtt_s"):
+        ds[name].attrs["units"] = "s"
+    ds["fidelity_ok"].attrs["description"] = (
+        "1: the run passed the fidelity gate (see attribute fidelity)"
+    )
+
+
+def _add_generated_traffic(ds: xr.Dataset, info: dict[str, Any]) -> None:
+    """Add the generated background's loads and the generators' and transfers' summaries."""
     if info["background"]:
         # the generated background: did it run at its stated load? (all generators
         # together; each one's counts in the attribute ``background``)
@@ -667,11 +795,3 @@ def _dataset(
     if info["transfers"][1]:
         # the generated transfers: opened on time, refused, delivered (per generator)
         ds.attrs["transfers"] = json.dumps(info["transfers"][1], sort_keys=True)
-    for name in ("link_probe_goodput_bps", "link_probe_expected_bps"):
-        ds[name].attrs["units"] = "bit/s"
-    for name in ("link_probe_rtt_s", "link_probe_configured_rtt_s"):
-        ds[name].attrs["units"] = "s"
-    ds["fidelity_ok"].attrs["description"] = (
-        "1: the run passed the fidelity gate (see attribute fidelity)"
-    )
-    return ds
