@@ -116,3 +116,31 @@ def test_bench_refuses_a_recorded_folder_without_a_run(tmp_path):
     assert result.returncode == 2
     assert "--recorded" in result.stderr
     assert "data/logs/simulate" in result.stderr
+
+
+def test_stage_times_pair_each_job_start_with_its_end():
+    from tcprepro.bench import stage_times
+
+    log = """[Fri Nov 27 13:00:00 2026]
+rule simulate_batch:
+    output: data/batches/smoke/A1/b0.json
+    jobid: 3
+    wildcards: figure=A1, batch=b0
+[Fri Nov 27 13:00:02 2026]
+localrule combine:
+    input: data/batches/smoke/D4/b0.json
+    jobid: 7
+[Fri Nov 27 13:00:05 2026]
+Finished jobid: 7 (Rule: combine)
+[Fri Nov 27 13:00:30 2026]
+Finished jobid: 3 (Rule: simulate_batch)
+[Fri Nov  7 13:01:00 2026]
+rule simulate_batch:
+    jobid: 4
+[Fri Nov  7 13:01:10 2026]
+Error in rule simulate_batch:
+"""
+    assert stage_times(log) == {
+        "simulate_batch": {"jobs": 1, "job_s": 30.0},  # job 4 never finished: not counted
+        "combine": {"jobs": 1, "job_s": 3.0},
+    }

@@ -148,7 +148,7 @@ def test_imported_bundle_renders_without_simulating_and_verifies(exported, tmp_p
 
     plan = snakemake(fresh, "--profile", "workflow/profiles/smoke", "-n", "--cores", "2")
     counts = job_counts(plan.stdout)
-    assert "simulate" not in counts, plan.stdout
+    assert "simulate_batch" not in counts, plan.stdout
     assert "combine" not in counts, plan.stdout
     assert counts["claims"] == 1
     assert counts["paper"] == 1
@@ -304,11 +304,13 @@ def test_import_replaces_stale_local_runs_and_the_records_that_would_rerun_them(
     snakemake(fresh, *smoke, "data/combined/D3.nc")
     scenario.write_text(original)
     # D3's runs here carry another cache key, and Snakemake's records of them say so
-    assert job_counts(snakemake(fresh, *smoke, "-n").stdout)["simulate"] == 6
+    config = load_workflow_config(fresh / "workflow/config.yaml")
+    batches = sum(len(config.batches(f, "smoke")) for f in ("D1", "D3", "D4"))
+    assert job_counts(snakemake(fresh, *smoke, "-n").stdout)["simulate_batch"] == batches
 
     result = tcprepro(fresh, "bundle", "import", str(bundle))
     assert result.returncode == 0, result.stderr
     assert "(3 replaced;" in result.stdout  # D3's two runs and its combined dataset
     counts = job_counts(snakemake(fresh, *smoke, "-n").stdout)
-    assert "simulate" not in counts
+    assert "simulate_batch" not in counts
     assert "combine" not in counts

@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from tcprepro.campaign import load_workflow_config
 
 
 def tcprepro(*args):
@@ -38,10 +39,11 @@ def test_doctor_prints_every_capability_with_a_fix_for_missing_ones():
 def test_plan_counts_runs_and_estimates_time():
     result = tcprepro("plan", "--tier", "paper", "--workdir", "/nonexistent", "--route", "vm")
     assert result.returncode == 0, result.stderr
-    assert "A1: 160 runs, 0 cached, 160 to simulate" in result.stdout
-    assert "A3: 320 runs, 0 cached, 320 to simulate" in result.stdout
-    assert "D1: 48 runs, 0 cached, 48 to simulate" in result.stdout
-    assert "X1: 18 runs, 0 cached, 18 to simulate" in result.stdout
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    for figure, runs in (("A1", 160), ("A3", 320), ("D1", 48), ("X1", 18)):
+        jobs = len(config.batches(figure, "paper"))
+        assert f"{figure}: {runs} runs in {jobs} batch jobs, 0 cached, {runs} to simulate " \
+            f"({jobs} jobs)" in result.stdout  # fmt: skip
     assert "X1: plus up to 18 emulated runs in real time" in result.stdout
     # X2 (C3.1's cells: 5 protocols x 7 RTTs x 4 buffers), X3 (D1's 48 cells), X4 (D3's 108),
     # X5 (C3.6's cells: 5 protocols x 5 loss rates), X7 (C1's 2), X6 (B5.10's cells Linux
@@ -52,7 +54,9 @@ def test_plan_counts_runs_and_estimates_time():
     # the budget: core-hours from the measured per-study rates, wall time on --cores, storage
     assert "budget of tier 'paper'" in result.stdout
     assert re.search(r"study C: 951 runs, .* calibration x[0-9.]+\): [0-9.]+ core-h", result.stdout)
-    assert re.search(r"total: 4222 runs, [0-9.]+ core-h of simulation", result.stdout)
+    assert re.search(
+        r"total: 4222 runs in [0-9]+ batch jobs, [0-9.]+ core-h of simulation", result.stdout
+    )
     assert re.search(r"on 2 core\(s\): about [0-9.]+ h of wall time", result.stdout)
     assert re.search(r"trace bundle .* about [0-9.]+ GiB as \.tar", result.stdout)
 

@@ -33,13 +33,11 @@ def test_cluster_profile_dry_run_plans_the_paper_tier(tmp_path, profile, extra):
         env={**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    runs = sum(
-        len(load_workflow_config(ROOT / "workflow/config.yaml").runs(f, "paper"))
-        for f in load_workflow_config(ROOT / "workflow/config.yaml").figures
-    )
-    assert job_counts(result.stdout)["simulate"] == runs
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    batches = sum(len(config.batches(f, "paper")) for f in config.figures)
+    assert job_counts(result.stdout)["simulate_batch"] == batches
     # same output paths as a local run: results land in the same cache
-    assert re.search(r"data/runs/A1/up-NewReno_down-NewReno/rep0\.nc", result.stdout)
+    assert re.search(r"data/batches/paper/A1/b0\.json", result.stdout)
 
 
 def test_cache_keys_do_not_depend_on_the_host(monkeypatch):

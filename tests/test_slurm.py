@@ -1,6 +1,6 @@
 """The SLURM profile on a real one-node SLURM cluster (tests/slurm_cluster.py).
 
-The smoke tier of figure D1 (two runs and their combined dataset) runs as SLURM jobs
+The smoke tier of figure D1 (its batch of two runs and their combined dataset) runs as SLURM jobs
 through ``workflow/profiles/slurm`` and snakemake-executor-plugin-slurm; the accounting
 database (``sacct``) must show every job completed, and the datasets must hold the same
 values as a local run of the same targets.
@@ -87,10 +87,10 @@ def test_smoke_tier_of_d1_runs_as_slurm_jobs_and_matches_a_local_run(cluster, tm
     run_id = re.search(r"SLURM run ID: (\S+)", output)
     assert run_id, output
 
-    # the accounting database: one job per simulation and one for the combination, all
+    # the accounting database: one job per batch of runs and one for the combination, all
     # named after this workflow run, charged to the account, in the partition, completed
     jobs = [job for job in cluster.sacct() if job["JobName"] == run_id[1]]
-    assert len(jobs) == len(runs) + 1, cluster.sacct()
+    assert len(jobs) == len(config.batches(FIGURE, "smoke")) + 1, cluster.sacct()
     assert {job["State"] for job in jobs} == {"COMPLETED"}, jobs
     assert {job["Account"] for job in jobs} == {cluster.account}
     assert {job["Partition"] for job in jobs} == {cluster.partition}
@@ -101,7 +101,7 @@ def test_smoke_tier_of_d1_runs_as_slurm_jobs_and_matches_a_local_run(cluster, tm
     # each job's log, kept under .snakemake/slurm_logs/rule_<rule>/<wildcards>/<jobid>.log
     logs = sorted((on_slurm / ".snakemake/slurm_logs").rglob("*.log"))
     assert sorted(log.stem for log in logs) == sorted(job["JobIDRaw"] for job in jobs)
-    assert {log.parent.parent.name for log in logs} == {"rule_simulate", "rule_combine"}
+    assert {log.parent.parent.name for log in logs} == {"rule_simulate_batch", "rule_combine"}
 
     local = workflow_copy(tmp_path / "local")
     started = time.monotonic()

@@ -94,7 +94,14 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
         "emulation=exclude",
     )
     counts = job_counts(result.stdout)
-    assert counts["simulate"] == simulations
+    from tcprepro.campaign import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml", {"tier": profile})
+    figures = config.simulated_figures
+    assert sum(len(config.runs(f, profile)) for f in figures) == simulations
+    # the runs in batch jobs, one process each (tests/test_batches.py)
+    assert counts["simulate_batch"] == sum(len(config.batches(f, profile)) for f in figures)
+    assert counts["simulate_batch"] < simulations
     # A1, A2, A1.1, A2.1, A3, A4; D1-D4; B5.1-B5.20; C1, C3.1-C3.6
     assert counts["figure"] == 6 + 4 + 20 + 7
     assert counts["table"] == 2 + 1  # D1 and D2 (tables in the thesis), C2 (Table I)
@@ -117,6 +124,7 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
         workdir, "--profile", "workflow/profiles/quick", "-n", "--cores", "2", "--printshellcmds"
     )
     counts = job_counts(result.stdout)
+    simulated = [f for f in config.simulated_figures if "ns3" in config.backends(f)]
     if not decision.enabled:  # a host that cannot emulate: skipped, with the reason printed
         assert "emulate_figure" not in counts
         skipped = f"emulation skipped (figures {EMULATED})"
@@ -124,9 +132,10 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
         return
     # A, D, B, C, and the ns-3 sides of X1-X14; D1.1 is emulated only (D1 is its ns-3
     # counterpart)
-    assert counts["simulate"] == (
+    assert sum(len(config.runs(f, "quick")) for f in simulated) == (
         160 + 100 + 174 + 74 + 18 + 10 + 20 + 16 + 16 + 15 + 2 + 10 + 5 + 4 + 10 + 10 + 8 + 4
     )
+    assert counts["simulate_batch"] == sum(len(config.batches(f, "quick")) for f in simulated)
     assert counts["emulate_figure"] == 15  # one per figure (X1-X14 and D1.1)
     assert counts["crosscheck_table"] == 14
     assert counts["crosscheck_figure"] == 14
@@ -149,7 +158,7 @@ def test_dry_run_of_the_verify_profile_runs_the_claims_cells_only(tmp_path):
     counts = job_counts(result.stdout)
     # the paper tier's runs of the cells the claims read (tests/test_campaign.py checks
     # that these are exactly the registry's cells), combined per figure, and no figure drawn
-    assert counts["simulate"] == sum(len(config.runs(f, "verify")) for f in read)
+    assert counts["simulate_batch"] == sum(len(config.batches(f, "verify")) for f in read)
     assert counts["combine"] == len(read)
     assert counts["claims"] == 4
     assert "figure" not in counts
@@ -325,10 +334,9 @@ def test_a_change_reruns_only_what_it_touches(smoke_run):
         )
         result = snakemake(workdir, "--profile", "workflow/profiles/smoke", "-n", "--cores", "2")
         counts = job_counts(result.stdout)
-        assert counts["simulate"] == 4  # the four A2 runs, none of A1 (nor A3/A4)
-        rerun = re.findall(r"output: (data/runs/\S+\.nc)", result.stdout)
-        assert rerun
-        assert all(path.startswith("data/runs/A2/") for path in rerun)
+        assert counts["simulate_batch"] == 1  # the batch of the four A2 runs, none of A1
+        rerun = re.findall(r"output: (data/batches/\S+\.json)", result.stdout)
+        assert rerun == ["data/batches/smoke/A2/b0.json"]
     finally:
         scenario.write_text(original)
 
@@ -350,7 +358,7 @@ def test_a_library_change_redraws_and_rejudges_without_simulating(smoke_run, tmp
         workdir, "--profile", "workflow/profiles/smoke", "-n", "--cores", "2", env=env
     )
     counts = job_counts(result.stdout)
-    assert "simulate" not in counts, counts
+    assert "simulate_batch" not in counts, counts
     assert "combine" not in counts, counts
     assert counts.get("figure", 0) >= 10, counts
     assert counts.get("claims") == 4, counts

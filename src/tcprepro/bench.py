@@ -303,6 +303,13 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
         started = time.perf_counter()
         subprocess.run(cmd, cwd=tmp, env=env, check=True, capture_output=True)
         full = time.perf_counter() - started
+        [log] = sorted((Path(tmp) / ".snakemake/log").glob("*.snakemake.log"))
+        stages = stage_times(log.read_text(errors="replace"))
+        run_wall = sum(
+            float(m[2])
+            for path in (Path(tmp) / "data/logs/simulate").glob("**/rep*.log")
+            if (m := _SIM_LOG.search(path.read_text()))
+        )
         started = time.perf_counter()
         rerun = subprocess.run(cmd, cwd=tmp, env=env, check=True, capture_output=True, text=True)
         noop = time.perf_counter() - started
@@ -312,10 +319,46 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
         "full_s": full,
         "noop_rerun_s": noop,
         "noop_ran_simulations": float(simulated),
+        "stages": stages,
+        "runs_wall_s": run_wall,
     }
 
 
 _SIM_LOG = re.compile(r"([0-9.]+) simulated s in ([0-9.]+) s wall")
+_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+_RULE = re.compile(r"^(?:local)?rule (\S+):$")
+_JOBID = re.compile(r"^\s+jobid: (\d+)$")
+_FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\S+)\)$")
+
+
+def stage_times(log_text: str) -> dict[str, dict[str, float]]:
+    """Per rule, the jobs Snakemake's log shows finished and their summed job time (s).
+
+    A job's time runs from the time stamp before its ``rule`` block to the one before its
+    ``Finished jobid`` line (whole seconds, as Snakemake logs them).
+    """
+    import datetime as dt
+
+    stamp = None
+    rule = None
+    started: dict[str, tuple[str, dt.datetime]] = {}
+    out: dict[str, dict[str, float]] = {}
+    for line in log_text.splitlines():
+        if found := _STAMP.match(line):
+            stamp = dt.datetime.strptime(" ".join(found[1].split()), "%a %b %d %H:%M:%S %Y")
+        elif found := _RULE.match(line):
+            rule = found[1]
+        elif (found := _JOBID.match(line)) and rule is not None and stamp is not None:
+            started[found[1]] = (rule, stamp)
+            rule = None
+        elif (found := _FINISHED.match(line)) and found[1] in started and stamp is not None:
+            name, begun = started.pop(found[1])
+            row = out.setdefault(name, {"jobs": 0, "job_s": 0.0})
+            row["jobs"] += 1
+            row["job_s"] += (stamp - begun).total_seconds()
+    return out
+
+
 _ELAPSED = re.compile(r"Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):([0-9.]+)")
 _STEPS = re.compile(r"(\d+) of (\d+) steps \((\d+)%\) done")
 _STARTED = re.compile(r"Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
@@ -579,6 +622,22 @@ def _workflow_section(results: dict[str, Any]) -> list[str]:
                 "yes" if item["noop_ran_simulations"] else "no",
             )
         )
+    for item in results.get("workflow", []):
+        stages = item.get("stages")
+        if not stages:
+            continue
+        lines += [
+            "",
+            f"Stages of the {item['profile']} workflow (Snakemake's log: job time from a job's "
+            "start to its end, whole seconds; the runs' own event loop and writing as their "
+            f"logs report it: {item['runs_wall_s']:.1f} s):",
+            "",
+            _row("rule", "jobs", "job time s", "s per job"),
+            _row(*["---"] * 4),
+        ]
+        for rule, row in sorted(stages.items(), key=lambda kv: -kv[1]["job_s"]):
+            per_job = row["job_s"] / max(1, row["jobs"])
+            lines.append(_row(rule, f"{row['jobs']:.0f}", f"{row['job_s']:.0f}", f"{per_job:.1f}"))
     return lines
 
 

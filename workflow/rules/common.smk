@@ -9,6 +9,7 @@ from snakemake.utils import validate
 from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
+from tcprepro.campaign.batches import manifest_dir
 from tcprepro.campaign.bundle import RECORD as BUNDLE_RECORD
 from tcprepro.installation import library_digest
 
@@ -55,12 +56,37 @@ wildcard_constraints:
     figure="[A-Z][0-9]+(\\.[0-9]+)?",
     cell="[A-Za-z0-9.+_-]+",
     rep="[0-9]+",
+    batch="b[0-9]+",
     study="[A-Z]",
 
 
-def figure_runs(wildcards):
-    """Run datasets of one figure for the selected tier."""
-    return [run.path for run in WORKFLOW.runs(wildcards.figure, TIER)]
+# The tier's batch manifests (a what-if build's apart: its runs are others)
+BATCH_DIR = manifest_dir(TIER, WHATIF)
+
+
+def figure_batch_manifests(wildcards):
+    """The manifests of a figure's simulate batches for the selected tier."""
+    return [
+        f"{BATCH_DIR}/{wildcards.figure}/{batch.name}.json"
+        for batch in WORKFLOW.batches(wildcards.figure, TIER)
+    ]
+
+
+def figure_run_paths(wildcards):
+    """Run datasets of one figure for the selected tier, quoted for the shell."""
+    return " ".join(shlex.quote(run.path) for run in WORKFLOW.runs(wildcards.figure, TIER))
+
+
+def batch_runs(wildcards):
+    """Run datasets of one simulate batch, quoted for the shell."""
+    batch = WORKFLOW.batch(wildcards.figure, wildcards.batch, TIER)
+    return " ".join(shlex.quote(run.path) for run in batch.runs)
+
+
+def batch_cache_keys(wildcards):
+    """Cache keys of a batch's runs: a changed key makes Snakemake rerun it (params)."""
+    batch = WORKFLOW.batch(wildcards.figure, wildcards.batch, TIER)
+    return sorted(run.cache_key() for run in batch.runs)
 
 
 def figure_sweep_values(wildcards):
@@ -72,13 +98,6 @@ def figure_sweep_values(wildcards):
 def scenario_files(wildcards):
     """A figure's scenario file and its base files (inputs of every run)."""
     return WORKFLOW.scenario_files(wildcards.figure)
-
-
-def run_cache_key(wildcards):
-    """Cache key of one run: a changed key makes Snakemake rerun it (params trigger)."""
-    return WORKFLOW.run(
-        wildcards.figure, wildcards.cell, int(wildcards.rep), TIER
-    ).cache_key()
 
 
 def figure_notebook(wildcards):

@@ -1,35 +1,41 @@
-# Simulation rules: one job per run (a sweep cell and a repetition). A run is
-# rerun only when its cache key (resolved scenario, seed, repetition, tcprepro,
-# ns-3 and model versions) changes, or its output is missing. The scenario
-# files are inputs, but ancient(): editing a comment or a key that does not
-# change this run's resolved scenario reruns nothing.
+# Simulation rules. A figure's runs are simulated in batches, one process per batch
+# (tcprepro.campaign.batches: about simulate_batch_s estimated core seconds each, from
+# the config alone). Each run stays its own dataset (data/runs/<figure>/<cell>/rep<r>.nc),
+# cached by its own key (resolved scenario, seed, repetition, tcprepro, ns-3 and model
+# versions) and written atomically; the job declares only its manifest, written last, so
+# a killed or failed batch keeps the runs it finished and its rerun simulates only the
+# others. A batch is rerun when one of its runs' cache keys changes (params), or its
+# manifest is missing. The scenario files are inputs, but ancient(): editing a comment or
+# a key that does not change a run's resolved scenario reruns nothing.
 
 
-rule simulate:
+rule simulate_batch:
     input:
         ancient(scenario_files),
     output:
-        "data/runs/{figure}/{cell}/rep{rep}.nc",
+        f"{BATCH_DIR}/{{figure}}/{{batch}}.json",
     log:
-        "data/logs/simulate/{figure}/{cell}/rep{rep}.log",
+        f"data/logs/{BATCH_DIR.removeprefix('data/')}/{{figure}}/{{batch}}.log",
     params:
         tier=TIER,
-        cache_key=run_cache_key,
+        runs=batch_runs,
+        cache_keys=batch_cache_keys,
     shell:
-        "tcprepro sweep-run --tier {params.tier} --figure {wildcards.figure} "
-        "--cell {wildcards.cell} --rep {wildcards.rep} -o {output} --quiet > {log} 2>&1"
+        "tcprepro sweep-batch --tier {params.tier} -o {output} {params.runs} > {log} 2>&1"
 
 
 rule combine:
     input:
-        figure_runs,
+        figure_batch_manifests,
     output:
         "data/combined/{figure}.nc",
     log:
         "data/logs/combine/{figure}.log",
     params:
+        runs=figure_run_paths,
         # the tier's values now: a run reused from the cache records the config it was
         # made with
         sweep_values=figure_sweep_values,
     shell:
-        "tcprepro combine -o {output} --sweep-values {params.sweep_values} {input} > {log} 2>&1"
+        "tcprepro combine -o {output} --sweep-values {params.sweep_values} {params.runs} "
+        "> {log} 2>&1"

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from tcprepro.campaign.batches import DEFAULT_BATCH_S, Batch, make_batches
 from tcprepro.campaign.runs import Run, _paths, cell_name, pending_reason
 from tcprepro.errors import ConfigError
 from tcprepro.quoting import fill
@@ -61,6 +62,10 @@ class WorkflowConfig:
     _files: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
     _claim_cells: dict[tuple[str, tuple[str, ...] | None], list[dict[str, Any]]] = field(
         default_factory=dict, repr=False, compare=False
+    )
+    # not an __init__ argument: a replace()d config (another what-if) starts without batches
+    _batches: dict[tuple[str, str], list[Batch]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
     )
 
     @property
@@ -378,6 +383,35 @@ class WorkflowConfig:
         if backend == "ns3":
             return runs
         return [replace(run, backend=backend) for run in runs]
+
+    @property
+    def simulate_batch_s(self) -> float:
+        """Estimated core seconds of simulation per batch job (``simulate_batch_s``)."""
+        return float(self.data.get("simulate_batch_s", DEFAULT_BATCH_S))
+
+    def batches(self, figure: str, tier: str | None = None) -> list[Batch]:
+        """The figure's ns-3 runs in batch jobs (:mod:`tcprepro.campaign.batches`)."""
+        key = (figure, tier or self.tier)
+        if key not in self._batches:
+            from tcprepro.campaign.plan import estimate_wall_s
+
+            self._batches[key] = make_batches(
+                figure,
+                self.runs(figure, tier),
+                lambda run: estimate_wall_s([run]),
+                self.simulate_batch_s,
+            )
+        return list(self._batches[key])
+
+    def batch(self, figure: str, name: str, tier: str | None = None) -> Batch:
+        """One batch of a figure by its name (``b0``); a ConfigError naming the known ones."""
+        found = {batch.name: batch for batch in self.batches(figure, tier)}
+        if name not in found:
+            raise ConfigError(
+                f"{figure} has no batch {name} in tier {tier or self.tier} "
+                f"(it has {', '.join(found) or 'none'})"
+            )
+        return found[name]
 
     def backends(self, figure: str) -> list[str]:
         """Backends a figure's runs use (``ns3`` unless its block lists ``backends``).

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcprepro.campaign.batches import make_batches
 from tcprepro.campaign.config import WorkflowConfig
 from tcprepro.campaign.runs import Run, cell_name
 from tcprepro.emulation.routes import VM, Route, get_route
@@ -44,6 +45,7 @@ __all__ = [
     "estimate_emulated_wall_s",
     "estimate_wall_s",
     "is_cached",
+    "job_costs",
     "makespan_s",
     "plan_report",
     "runs_cost",
@@ -266,9 +268,15 @@ def plan_report(
         if tier == "verify":
             cells = f"{len(wanted)} cells read by the claims, "
             simulated_s += sum(run.scenario().duration for run in runs)
+        batches = make_batches(
+            figure, runs, lambda run: estimate_wall_s([run]), config.simulate_batch_s
+        )
+        waiting = {run.path for run in todo}
+        jobs = sum(any(run.path in waiting for run in b.runs) for b in batches)
         lines.append(
-            f"  {figure}: {cells}{len(runs)} runs, {len(runs) - len(todo)} cached, "
-            f"{len(todo)} to simulate{note}; about {estimate_wall_s(todo, cores) / 60:.1f} min"
+            f"  {figure}: {cells}{len(runs)} runs in {len(batches)} batch jobs, "
+            f"{len(runs) - len(todo)} cached, {len(todo)} to simulate ({jobs} jobs){note}; "
+            f"about {estimate_wall_s(todo, cores) / 60:.1f} min"
         )
         emulated = config.runs(figure, tier, "mininet")
         if emulated and route is not None and route.virtual_clock:
@@ -425,6 +433,29 @@ def study_budgets(config: WorkflowConfig, tier: str) -> tuple[list[StudyBudget],
     return budgets, costs
 
 
+def job_costs(
+    config: WorkflowConfig, runs: Iterable[Run], run_costs: Iterable[float], overhead_s: float
+) -> list[float]:
+    """Wall seconds of the batch jobs a build of exactly ``runs`` starts.
+
+    The runs are grouped per figure as the workflow groups them
+    (:func:`tcprepro.campaign.batches.make_batches`, by the uncalibrated cost model); a job
+    costs its runs' ``run_costs`` plus one start-up, ``overhead_s``.
+    """
+    runs, run_costs = list(runs), list(run_costs)
+    cost = {run.path: c for run, c in zip(runs, run_costs, strict=True)}
+    by_figure: dict[str, list[Run]] = {}
+    for run in runs:
+        by_figure.setdefault(run.figure, []).append(run)
+    out = []
+    for figure, mine in by_figure.items():
+        for batch in make_batches(
+            figure, mine, lambda run: estimate_wall_s([run]), config.simulate_batch_s
+        ):
+            out.append(overhead_s + sum(cost[run.path] for run in batch.runs))
+    return out
+
+
 def makespan_s(costs: Iterable[float], cores: int) -> float:
     """Wall time of independent jobs on ``cores`` cores: longest first, each to a free core."""
     loads = [0.0] * max(1, cores)
@@ -441,6 +472,7 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
     per job) and for cluster jobs (:data:`JOB_OVERHEAD_S`), which differ tenfold.
     """
     budgets, costs = study_budgets(config, tier)
+    runs = [r for s in config.studies() for f in config.figures_of(s) for r in config.runs(f, tier)]
     lines = [
         f"budget of tier {tier!r} (measured quick-tier rates per study, BENCHMARKS.md; "
         "carried to this tier's cells by the cost model):"
@@ -459,20 +491,21 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
         )
     core_s = sum(b.core_s for b in budgets)
     local_s, cluster_s = LOCAL_JOB_OVERHEAD_S, JOB_OVERHEAD_S
+    local_jobs = job_costs(config, runs, costs, local_s)
+    cluster_jobs = job_costs(config, runs, costs, cluster_s)
+    jobs = len(local_jobs)
     lines.append(
-        f"  total: {len(costs)} runs, {core_s / 3600:.1f} core-h of simulation + job "
-        f"start-up: {local_s * len(costs) / 3600:.1f} core-h locally ({local_s:.1f} s per "
-        f"job), {cluster_s * len(costs) / 3600:.1f} core-h as cluster jobs "
+        f"  total: {len(costs)} runs in {jobs} batch jobs, {core_s / 3600:.1f} core-h of "
+        f"simulation + job start-up: {local_s * jobs / 3600:.1f} core-h locally "
+        f"({local_s:.1f} s per job), {cluster_s * jobs / 3600:.1f} core-h as cluster jobs "
         f"({cluster_s:.0f} s per job)"
     )
-    local_h, cluster_h = (
-        makespan_s([cost + overhead for cost in costs], cores) / 3600
-        for overhead in (local_s, cluster_s)
-    )
+    local_h, cluster_h = (makespan_s(j, cores) / 3600 for j in (local_jobs, cluster_jobs))
     lines.append(
         f"  on {cores} core(s): about {local_h:.1f} h of wall time locally, "
-        f"{cluster_h:.1f} h as cluster jobs "
-        f"(longest run {max(costs, default=0.0) / 60:.0f} min; longest runs first)"
+        f"{cluster_h:.1f} h as cluster jobs (longest run {max(costs, default=0.0) / 60:.0f} "
+        f"min, longest job {(max(local_jobs, default=local_s) - local_s) / 60:.0f} min of "
+        "runs; longest jobs first)"
     )
     runs_gib = sum(b.gib for b in budgets)
     bundle_gib = runs_gib * (1 + COMBINED_SHARE)
@@ -501,7 +534,8 @@ class Cost:
 
     ``core_s`` is the simulation's core time (cost model times each study's calibration);
     ``local_s`` and ``cluster_s`` are wall times with each job's start-up
-    (:data:`LOCAL_JOB_OVERHEAD_S`, :data:`JOB_OVERHEAD_S`), longest runs first.
+    (:data:`LOCAL_JOB_OVERHEAD_S`, :data:`JOB_OVERHEAD_S`) once per batch job
+    (:func:`job_costs`), longest jobs first.
     """
 
     runs: int
@@ -524,12 +558,14 @@ def runs_cost(
     runs = list(runs)
     calibration = calibrations(config) if calibration is None else calibration
     costs = [_run_cost_s(config, run, calibration) for run in runs]
+    local = job_costs(config, runs, costs, LOCAL_JOB_OVERHEAD_S)
+    cluster = job_costs(config, runs, costs, JOB_OVERHEAD_S)
     return Cost(
         len(runs),
         sum(run.scenario().duration for run in runs),
         sum(costs),
-        makespan_s([c + LOCAL_JOB_OVERHEAD_S for c in costs], cores) if costs else 0.0,
-        makespan_s([c + JOB_OVERHEAD_S for c in costs], cluster_cores) if costs else 0.0,
+        makespan_s(local, cores) if costs else 0.0,
+        makespan_s(cluster, cluster_cores) if costs else 0.0,
         cores,
         cluster_cores,
     )

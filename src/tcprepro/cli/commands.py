@@ -247,6 +247,20 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
     return _run_and_write(run.scenario(), run.rep, Path(args.output), args.quiet, run.attrs())
 
 
+def _cmd_sweep_batch(args: argparse.Namespace) -> int:
+    from tcprepro.campaign.batches import parse_run_path, run_batch
+
+    config = _workflow(args)
+    runs = [config.run(*parse_run_path(path), args.tier) for path in args.runs]
+    record = run_batch(runs, Path(args.output))
+    print(
+        f"{args.output}: {record['simulated']} run(s) simulated, {record['cached']} cached, "
+        f"in {record['wall_s']:.1f} s",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def _cmd_explore_run(args: argparse.Namespace) -> int:
     from tcprepro.explore.cell import ExploredCell, FigureExplorer, make_runs
     from tcprepro.scenario_io import parse_override

@@ -24,6 +24,7 @@ from tcprepro.cli.commands import (
     _cmd_plan,
     _cmd_readings,
     _cmd_simulate,
+    _cmd_sweep_batch,
     _cmd_sweep_run,
     _cmd_testbeds,
     _cmd_validate,
@@ -206,6 +207,18 @@ def _add_campaign_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", required=True)
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_sweep_run)
+
+    p = sub.add_parser(
+        "sweep-batch",
+        help="run a batch of a figure's runs in one process, skipping cached ones (used by "
+        "Snakemake)",
+    )
+    _workflow_args(p)
+    p.add_argument(
+        "runs", nargs="+", help="the runs' dataset paths (data/runs/<figure>/<cell>/rep<r>.nc)"
+    )
+    p.add_argument("-o", "--output", required=True, help="the batch manifest (JSON), written last")
+    p.set_defaults(func=_cmd_sweep_batch)
 
     p = sub.add_parser("plan", help="count the simulations of a tier and estimate the wall time")
     _workflow_args(p)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from tcprepro.campaign.batches import manifest_dir, write_manifest
 from tcprepro.campaign.bundle.checkout import _check_against_checkout, _staging
 from tcprepro.campaign.bundle.manifest import (
     BUNDLE_DIR,
@@ -97,6 +98,21 @@ def _forget_snakemake_records(workdir: Path, paths: Sequence[str], tier: str) ->
         )
 
 
+def _complete_batches(config: WorkflowConfig, bundle: Bundle) -> dict[str, list[dict[str, Any]]]:
+    """The manifests (path: entries) of the tier's batches whose every run is in the bundle."""
+    keys = {entry["path"]: entry["cache_key"] for entry in bundle.runs}
+    out = {}
+    folder = manifest_dir(bundle.tier)
+    for figure in config.simulated_figures:
+        for batch in config.batches(figure, bundle.tier):
+            paths = [run.path for run in batch.runs]
+            if all(path in keys for path in paths):
+                out[f"{folder}/{figure}/{batch.name}.json"] = [
+                    {"path": path, "cache_key": keys[path], "status": "imported"} for path in paths
+                ]
+    return out
+
+
 def import_bundle(
     path: str | Path, config: WorkflowConfig, workdir: Path = Path("."), log: TextIO = sys.stderr
 ) -> ImportResult:
@@ -121,7 +137,8 @@ def import_bundle(
             file=log,
         )
         placed = [e["path"] for e in bundle.files if e["kind"] in ("run", "combined")]
-        _forget_snakemake_records(workdir, placed, bundle.tier)
+        batches = _complete_batches(config, bundle)
+        _forget_snakemake_records(workdir, placed + list(batches), bundle.tier)
         # every check passed: place the files. Runs first, then combined datasets a
         # second later, both newer than anything else: Snakemake finds them up to date.
         now = time.time()
@@ -158,6 +175,11 @@ def import_bundle(
             },
             "verify": None,
         }
+        # the batch jobs whose every run came with the bundle are done: their manifests,
+        # as old as the runs, keep Snakemake from starting them again
+        for manifest, entries in batches.items():
+            write_manifest(workdir / manifest, entries, 0.0)
+            os.utime(workdir / manifest, (now, now))
         _write_json(record_dir / MANIFEST, bundle.manifest)
         _write_json(workdir / RECORD, record)
     return ImportResult(bundle, runs, combined, replaced)
