@@ -393,7 +393,7 @@ class WorkflowConfig:
         """The figure's ns-3 runs in batch jobs (:mod:`tcprepro.campaign.batches`)."""
         key = (figure, tier or self.tier)
         if key not in self._batches:
-            from tcprepro.campaign.plan import estimate_wall_s
+            from tcprepro.campaign.cost import estimate_wall_s
 
             self._batches[key] = make_batches(
                 figure,
