@@ -52,6 +52,7 @@ from tcprepro.figures.study_b_common import (
     _flow_colours,
     _has_run,
     _load_text,
+    _measured_load_text,
     _nothing_run,
     _row_cwnd,
     describe_case,
@@ -266,7 +267,9 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
             fig.colorbar(mappables[0], ax=row.tolist(), label="loss rate\n(grey: none)", aspect=12)
     _flow_legend(fig, axes)
     load = _load_text(ds.sel(case=shown))
-    fig.suptitle(f"{figure_id}: background of TCP transfers at $\\rho_b$ = {load}")
+    measured = _measured_load_text([runs[case] for case in shown])
+    load += f", measured {measured}" if measured else ""
+    fig.suptitle(f"{figure_id}: background of TCP transfers\nat $\\rho_b$ = {load}")
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(
         panels=len(rows) * len(cases),
@@ -348,7 +351,10 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
             bottom.set_ylabel("probability")
     _flow_legend(fig, axes)
     ran = [case for b in shown for _, _, case in run_cases(b)]
-    fig.suptitle(f"B5.3: background transfers in progress (load {_load_text(ds.sel(case=ran))})")
+    load = _load_text(ds.sel(case=ran))
+    measured = _measured_load_text([r for c in ran if (r := _first_run(ds, case=c)) is not None])
+    load += f", measured {measured}" if measured else ""
+    fig.suptitle(f"B5.3: background transfers in progress (load {load})")
     drawn_cases = sum(len(run_cases(b)) for b in shown)
     return record(
         fig,
