@@ -8,7 +8,7 @@ prose quotes) is made here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from tcprepro.latex import escape as tex
 from tcprepro.network_plan import build_plan, flow_path
 from tcprepro.paper.body import _body
 from tcprepro.paper.glance import PLAN_TIERS, _decide_table, _glance, _glossary, _tier_table
-from tcprepro.paper.parameters import _deviations, _parameters
+from tcprepro.paper.parameters import _deviations, _main_deviations, _parameters
 from tcprepro.paper.sources import _provenance
 from tcprepro.paper.status import Status, _runs_text, figure_order, figure_status, tier_line
 from tcprepro.paper.verdicts import _read_values, read_verdicts
@@ -151,13 +151,25 @@ def _glance_tex(
     whatif: Mapping[str, list[dict[str, str]]],
     history: list[dict[str, str]],
     plan: bool,
+    simulated: Sequence[str] = (),
 ) -> str:
-    """``glance.tex``: the at-a-glance section, what to run next, the terms, the verify part."""
+    """``glance.tex``: the at-a-glance section, what to run next, the terms, the verify part.
+
+    After what to run next, the main deviations of the ``simulated`` figures.
+    """
     claim_ids = [row["claim"] for row in verdicts]
     tiers = {t: tier_cost(config, t) for t in PLAN_TIERS} if plan else {}
     decide = claim_costs(config, claim_ids) if plan else {}
     return (
-        _glance(config, tier, order, statuses, runs_text, verdicts, _tier_table(tier, tiers))
+        _glance(
+            config,
+            tier,
+            order,
+            statuses,
+            runs_text,
+            verdicts,
+            _tier_table(tier, tiers) + _main_deviations(config, tier, list(simulated)),
+        )
         + _decide_table(decide, {r["claim"]: r["verdict"] for r in verdicts})
         + _glossary()
         + _verify_section(config, tier, verdicts, verify, whatif, history)
@@ -239,7 +251,17 @@ def write_paper_inputs(
     written = []
     for name, text in {
         "glance.tex": _glance_tex(
-            config, tier, order, statuses, runs_text, verdicts, verify, whatif, history, plan
+            config,
+            tier,
+            order,
+            statuses,
+            runs_text,
+            verdicts,
+            verify,
+            whatif,
+            history,
+            plan,
+            simulated,
         ),
         "body.tex": _body(
             config, order, statuses, facts, lines_of, figure_dir, claims_dir, tier, studies
