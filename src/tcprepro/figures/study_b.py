@@ -36,6 +36,7 @@ from matplotlib.figure import Figure
 
 from tcprepro import metrics
 from tcprepro.analysis import study_b as analysis_b
+from tcprepro.figures import paper_values
 from tcprepro.figures.common import (
     FONT_PT,
     MAX_HEIGHT_IN,
@@ -247,12 +248,18 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         squeeze=False,
         layout="constrained",
     )
+    stated: list[paper_values.Mark] = []
     for j, case in enumerate(shown):
         run = runs[case]
         assert run is not None
         for i, row in enumerate(rows):
             ax = axes[i, j]
             _ROWS[row](ax, run)
+            if row == "throughput":  # the paper's stated share, mid-window
+                middle = (run.attrs["warmup_s"] + float(run["time"].max())) / 2
+                for mark in paper_values.stated_for(figure_id, "phi_pct", case=case):
+                    paper_values.draw(ax, middle, mark)
+                    stated.append(mark)
             ax.axvline(run.attrs["warmup_s"], color="0.7", lw=0.6, ls=":")
             if i == 0:
                 ax.set_title(describe_case(case))
@@ -281,6 +288,7 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         f"Columns: {'; '.join(describe_case(c) for c in shown)}.",
         "First repetition shown." if n_reps > 1 else "",
         "Dotted vertical line: end of the warm-up.",
+        paper_values.caption(stated),
     )
     return record(fig, facts)
 
