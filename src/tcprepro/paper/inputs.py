@@ -43,6 +43,20 @@ def _load_facts(facts_dir: Path | None, figure: str) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def repeated_figures(facts: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
+    """Groups of figures whose records give the same data digest: one plot drawn twice.
+
+    ``facts``: the figures' records (written by ``save_figure``); a figure that draws no
+    data or whose record has no digest is in no group.
+    """
+    groups: dict[str, list[str]] = {}
+    for figure, record in facts.items():
+        digest = str(record.get("data_digest") or "")
+        if digest:
+            groups.setdefault(digest, []).append(figure)
+    return [figures for figures in groups.values() if len(figures) > 1]
+
+
 def _rtts_text(config: WorkflowConfig, figure: str) -> str:
     """The RTTs of a figure's ``delay`` sweep (the paper tier's values), e.g. ``4 and 12 ms``."""
     block = config.figure(figure)
@@ -240,6 +254,12 @@ def write_paper_inputs(
     combined = {f: open_dataset(p) for f, p in combined_paths.items()}
     order = figure_order(config, config.figures)
     facts = {f: x for f in order if (x := _load_facts(facts_path, f)) is not None}
+    repeated = repeated_figures(facts)
+    if repeated:  # a report that shows one plot under two numbers
+        raise ConfigError(
+            "paper inputs: figures drawing the same data: "
+            + "; ".join(" = ".join(group) for group in repeated)
+        )
     statuses, lines_of, runs_text = _statuses(config, tier, order, combined, facts, excluded)
     simulated = [f for f in order if f in combined]
     verdicts = read_verdicts(claims_csvs)
