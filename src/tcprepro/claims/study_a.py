@@ -162,6 +162,7 @@ def a_cubic_cuts_upload(
         _verdict(min_pct <= largest <= max_pct),
         coverage,
         statistic=("largest upload drop (%)", largest),
+        bounds=(float(min_pct), float(max_pct)),
     )
 
 
@@ -446,11 +447,19 @@ def a_response_oversized_and_vegas_upload(
         f"with at least {MIN_BIN_TRANSFERS} completed transfers"
     )
     statistic = ("largest A4/A3 response time ratio in a size bin", ratios[worst])
+    # part (a)'s bounds, as it compares them (part (b) counts cases: no bound)
+    bounds = (float(min_ratio), None if max_ratio is None else float(max_ratio))
     if checked == 0:
         return ClaimResult(
-            value, _verdict(part_a), coverage + "; (b) not checkable", statistic=statistic
+            value,
+            _verdict(part_a),
+            coverage + "; (b) not checkable",
+            statistic=statistic,
+            bounds=bounds,
         )
-    return ClaimResult(value, _verdict(part_a and part_b), coverage, statistic=statistic)
+    return ClaimResult(
+        value, _verdict(part_a and part_b), coverage, statistic=statistic, bounds=bounds
+    )
 
 
 def _bin(low: float) -> str:
@@ -488,7 +497,7 @@ def a_vegas_download_response(
     edges = size_edges(data[figure])
     limit = slow_start_limit_bytes(data[figure]) if past_slow_start else 0.0
     parts, statuses = [], []
-    statistic = None
+    statistic, statistic_bounds = None, None
     for other, (low, high) in bounds.items():
         cell = pick(rt, down=other)
         if not np.isfinite(cell).any():
@@ -509,6 +518,7 @@ def a_vegas_download_response(
             ratio, extra = mean_vegas / mean_other, ""
         if statistic is None:
             statistic = (f"Vegas/{other} response time ratio", ratio)
+            statistic_bounds = (float(low), float(high))
         ok = low <= ratio <= high
         parts.append(f"vs {other}: {ratio:.2f}{extra}{'' if ok else ' (outside)'}")
         statuses.append("pass" if ok else "fail")
@@ -519,7 +529,13 @@ def a_vegas_download_response(
     coverage = f"load {load:g}" + (f"; not computed: {', '.join(open_parts)}" if open_parts else "")
     if all(st in ("not run", "no bin") for st in statuses):
         return ClaimResult(value, "not run", coverage)
-    return ClaimResult(value, _verdict("fail" not in statuses), coverage, statistic=statistic)
+    return ClaimResult(
+        value,
+        _verdict("fail" not in statuses),
+        coverage,
+        statistic=statistic,
+        bounds=statistic_bounds,
+    )
 
 
 @explainer

@@ -667,7 +667,7 @@ def b_pacing(
         )
         ratios.append(ratio)
     statistic = (f"paced/unpaced throughput at B={small_buffer}", ratios[0])
-    return _result(parts, missing, statistic)
+    return _result(parts, missing, statistic, (float(small_range[0]), float(small_range[1])))
 
 
 # ---- explanations of disagreements ------------------------------------------------------

@@ -220,6 +220,7 @@ def d_loss_models(
         return (ratio >= low) & (ratio <= high)
 
     parts, missing, holds = [], [], True
+    statistic = None  # part (a)'s ratio nearest its bounds (part (b) has no scalar bound)
     if rare.empty:
         missing.append(
             f"part (a) has no cell: none ran with timeouts rare (RTO waits under "
@@ -230,6 +231,7 @@ def d_loss_models(
         for model in follow_models:
             follow &= within(rare[f"{model}_ratio"])
         holds &= bool(follow.all())
+        statistic = _nearest_bound(rare, follow_models, low, high)
         asked = " and ".join(m.capitalize() for m in follow_models)
         where = " with SACK" if sack_only else ""
         part = (
@@ -294,12 +296,29 @@ def d_loss_models(
                 [{"figure": figure, **dims}], data, "the first cell where part (b) fails"
             )
     value = ". ".join(parts) if parts else "—"
+    margin = {"statistic": statistic, "bounds": (low, high) if statistic else None}
     if missing and holds:  # a part that fails decides; a part with no cell cannot
         why = "inconclusive: " + "; ".join(missing)
-        return ClaimResult(value, "inconclusive", coverage, explanation=why, trace=trace)
+        return ClaimResult(value, "inconclusive", coverage, explanation=why, trace=trace, **margin)
     if missing:
         coverage += "; " + "; ".join(missing)
-    return ClaimResult(value, _verdict(holds), coverage, trace=trace)
+    return ClaimResult(value, _verdict(holds), coverage, trace=trace, **margin)
+
+
+def _nearest_bound(
+    cells: pd.DataFrame, models: Sequence[str], low: float, high: float
+) -> tuple[str, float] | None:
+    """Part (a)'s headline: the measured/model ratio nearest to (or farthest outside) a bound.
+
+    Of the ratios the part holds to [low, high]: its margin is then the part's own (every
+    ratio inside).
+    """
+    ratios = [(model, float(r)) for model in models for r in cells[f"{model}_ratio"]]
+    if not ratios or not all(np.isfinite(r) for _, r in ratios):
+        return None  # a ratio the check cannot place fails the part: no margin to give
+    candidates = [(min(r - low, high - r), model, r) for model, r in ratios]
+    _, model, ratio = min(candidates)
+    return (f"part (a): measured/{model.capitalize()} nearest the bounds", ratio)
 
 
 @explainer

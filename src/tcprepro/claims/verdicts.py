@@ -35,6 +35,26 @@ VERDICT_COLOURS = {
 }
 
 
+#: claims whose check holds no single headline value to the bounds of its tolerance, so
+#: they have no margin, and why (every other claim's check declares its bounds,
+#: ``ClaimResult.bounds``; a claim in parts whose headline part is such a value has the
+#: margin of that part)
+WITHOUT_MARGIN: dict[str, str] = {
+    "A-c2": "two parts, each against another value of the build (the lowest cell, the "
+    "median spread), not a bound",
+    "A-c4": "counts the cases within its bound (more than half): no one value is held to it",
+    "A-c6": "counts the cases within its bound (more than half): no one value is held to it",
+    "A-c7": "four parts (RTT levels and ratios), each counting cells",
+    "B-c2": "four parts (utilisation, background loss, fair-queueing loss and ratio)",
+    "B-c3": "fairness indices of several cases, each against its own bound",
+    "B-c4": "three parts (leader changes, fairness, fair-queueing efficiency)",
+    "B-c5": "two variants' phi(1), each against its own value, and their growth with i",
+    "B-c6": "four parts (lowest phi, share above 95 %, ranking, B = 625)",
+    "B-c7": "three parts (share of cells, small buffer, B = 100)",
+    "C-c3": "three shares of cells (queue, loss, utilisation)",
+}
+
+
 #: a value outside a one-sided tolerance by more than this share of its bound is "far from" it
 FAR_SHARE_ONE_SIDED = 0.25
 

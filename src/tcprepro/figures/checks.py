@@ -67,6 +67,7 @@ __all__ = [
     "Defect",
     "FigureDefectError",
     "check_figure",
+    "data_digest",
     "defects",
 ]
 
@@ -108,6 +109,45 @@ class FigureDefectError(ValueError):
         self.defects = found
         lines = "\n".join(f"  - {d}" for d in found)
         super().__init__(f"figure {name} has {len(found)} defect(s):\n{lines}")
+
+
+def data_digest(fig: Figure) -> str:
+    """A digest of the data a figure draws: equal for two figures that draw the same data.
+
+    Over its panels in order (colour bars left out), each data artist's data: a line's
+    points, a collection's offsets, paths and mapped array, a patch's outline in data
+    units, an image's array; not its titles, labels or styles. ``""`` when it draws no
+    data (a figure of panels that say nothing ran).
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    drawn_any = False
+    for ax in fig.axes:
+        if not ax.get_visible() or _is_colourbar(ax):
+            continue
+        for artist in _data_artists(ax):
+            arrays: list[np.ndarray] = []
+            if isinstance(artist, Line2D):
+                arrays.append(np.asarray(artist.get_xydata(), dtype=float))
+            elif isinstance(artist, Collection):
+                arrays.append(np.asarray(artist.get_offsets(), dtype=float))
+                arrays += [np.asarray(p.vertices, dtype=float) for p in artist.get_paths()]
+                mapped = artist.get_array()
+                if mapped is not None:
+                    arrays.append(np.ma.filled(np.asarray(mapped, dtype=float), np.nan))
+            elif isinstance(artist, Patch):
+                arrays.append(np.asarray(artist.get_path().vertices, dtype=float))
+                arrays.append(np.asarray(artist.get_patch_transform().get_matrix(), dtype=float))
+            elif isinstance(artist, AxesImage):
+                arrays.append(np.ma.filled(np.asarray(artist.get_array(), dtype=float), np.nan))
+            for array in arrays:
+                if array.size:
+                    drawn_any = True
+                digest.update(type(artist).__name__.encode())
+                digest.update(np.ascontiguousarray(np.round(array, 12)).tobytes())
+        digest.update(b"|")
+    return digest.hexdigest() if drawn_any else ""
 
 
 def check_figure(fig: Figure, name: str) -> None:

@@ -160,7 +160,8 @@ def save_figure(fig: Figure, path: str | Path) -> Path:
     What the figure drew (:func:`record`) is written next to it as ``<stem>.json``,
     and a figure without a record gets one that says so
     (``"recorded": false``); the record lists the checks the figure passed
-    (``"checked"``).
+    (``"checked"``) and the digest of its data (``"data_digest"``,
+    :func:`~tcprepro.figures.checks.data_digest`).
 
     Raises
     ------
@@ -168,7 +169,7 @@ def save_figure(fig: Figure, path: str | Path) -> Path:
         When the figure has a defect (:mod:`tcprepro.figures.checks`; the figure's id
         is the file's stem); nothing is written and the figure is closed.
     """
-    from tcprepro.figures.checks import CHECKS, check_figure
+    from tcprepro.figures.checks import CHECKS, check_figure, data_digest
 
     path = Path(path)
     try:
@@ -179,7 +180,12 @@ def save_figure(fig: Figure, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     facts = drawn(fig)
-    record_ = {"recorded": facts is not None, **asdict(facts or Drawn()), "checked": list(CHECKS)}
+    record_ = {
+        "recorded": facts is not None,
+        **asdict(facts or Drawn()),
+        "checked": list(CHECKS),
+        "data_digest": data_digest(fig),  # two figures drawing the same data: a repetition
+    }
     try:
         fig.savefig(
             tmp, bbox_inches="tight", pad_inches=0.02, format=path.suffix.lstrip(".") or "pdf"

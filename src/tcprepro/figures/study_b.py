@@ -36,6 +36,7 @@ from matplotlib.figure import Figure
 
 from tcprepro import metrics
 from tcprepro.analysis import study_b as analysis_b
+from tcprepro.figures import paper_values
 from tcprepro.figures.common import (
     FONT_PT,
     MAX_HEIGHT_IN,
@@ -52,6 +53,7 @@ from tcprepro.figures.study_b_common import (
     _flow_colours,
     _has_run,
     _load_text,
+    _measured_load_text,
     _nothing_run,
     _row_cwnd,
     describe_case,
@@ -246,12 +248,18 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         squeeze=False,
         layout="constrained",
     )
+    stated: list[paper_values.Mark] = []
     for j, case in enumerate(shown):
         run = runs[case]
         assert run is not None
         for i, row in enumerate(rows):
             ax = axes[i, j]
             _ROWS[row](ax, run)
+            if row == "throughput":  # the paper's stated share, mid-window
+                middle = (run.attrs["warmup_s"] + float(run["time"].max())) / 2
+                for mark in paper_values.stated_for(figure_id, "phi_pct", case=case):
+                    paper_values.draw(ax, middle, mark)
+                    stated.append(mark)
             ax.axvline(run.attrs["warmup_s"], color="0.7", lw=0.6, ls=":")
             if i == 0:
                 ax.set_title(describe_case(case))
@@ -266,7 +274,9 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
             fig.colorbar(mappables[0], ax=row.tolist(), label="loss rate\n(grey: none)", aspect=12)
     _flow_legend(fig, axes)
     load = _load_text(ds.sel(case=shown))
-    fig.suptitle(f"{figure_id}: background of TCP transfers at $\\rho_b$ = {load}")
+    measured = _measured_load_text([runs[case] for case in shown])
+    load += f", measured {measured}" if measured else ""
+    fig.suptitle(f"{figure_id}: background of TCP transfers\nat $\\rho_b$ = {load}")
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(
         panels=len(rows) * len(cases),
@@ -278,6 +288,7 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         f"Columns: {'; '.join(describe_case(c) for c in shown)}.",
         "First repetition shown." if n_reps > 1 else "",
         "Dotted vertical line: end of the warm-up.",
+        paper_values.caption(stated),
     )
     return record(fig, facts)
 
@@ -348,7 +359,10 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
             bottom.set_ylabel("probability")
     _flow_legend(fig, axes)
     ran = [case for b in shown for _, _, case in run_cases(b)]
-    fig.suptitle(f"B5.3: background transfers in progress (load {_load_text(ds.sel(case=ran))})")
+    load = _load_text(ds.sel(case=ran))
+    measured = _measured_load_text([r for c in ran if (r := _first_run(ds, case=c)) is not None])
+    load += f", measured {measured}" if measured else ""
+    fig.suptitle(f"B5.3: background transfers in progress (load {load})")
     drawn_cases = sum(len(run_cases(b)) for b in shown)
     return record(
         fig,

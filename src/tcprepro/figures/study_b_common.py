@@ -66,6 +66,25 @@ def _load_text(ds: xr.Dataset) -> str:
     return " or ".join(f"{v:g} %" for v in values) if values else "not recorded"
 
 
+def _measured_load_text(runs: Sequence[xr.Dataset]) -> str:
+    """The background load the drawn ``runs`` measured over their window, e.g. ``12 %``.
+
+    The sum over the runs' generators of :func:`tcprepro.analysis.study_b.offered_load`
+    (a short run can miss its target widely); ``""`` when no run records it.
+    """
+    loads = []
+    for run in runs:
+        if "config" not in run.attrs:
+            continue
+        load = sum(analysis_b.offered_load(run).values())
+        if np.isfinite(load):
+            loads.append(load * 100)
+    if not loads:
+        return ""
+    ends = sorted({f"{v:.0f}" for v in (min(loads), max(loads))}, key=float)
+    return "-".join(ends) + " %"
+
+
 def _has_run(ds: xr.Dataset) -> bool:
     return bool(ds["link_goodput_capacity_bps"].notnull().any())
 

@@ -353,6 +353,7 @@ def pacing(ds: xr.Dataset, figure_id: str) -> Figure:
     )
     throughput = analysis_b.throughput_bps(ds) / 1e6
     n_drawn = 0
+    stated: list[paper_values.Mark] = []
     for i, buffer in enumerate(buffers):
         for j, paced in enumerate((True, False)):
             ax = axes[i, j]
@@ -365,7 +366,15 @@ def pacing(ds: xr.Dataset, figure_id: str) -> Figure:
             n_drawn += 1
             _row_cwnd(ax, run)
             mean = float(throughput.sel(buffer=buffer, pacing=paced).mean())
-            ax.set_title(f"{name}: mean throughput {mean:.1f} Mb/s")
+            title = f"{name}: mean throughput {mean:.1f} Mb/s"
+            unpaced = float(throughput.sel(buffer=buffer, pacing=False).mean())
+            marks = paper_values.stated_for(figure_id, "paced_over_unpaced", buffer=buffer)
+            if paced:  # this build's ratio beside the one the paper states in its text
+                ratio = [f"{mean / unpaced:.2f}x"] if np.isfinite(unpaced) and unpaced else []
+                ratio += [f"paper {m.text}x" for m in marks]
+                title += f"\n{', '.join(ratio)} the unpaced" if ratio else ""
+                stated += marks
+            ax.set_title(title)
             ax.set_ylabel("cwnd (packets)" if j == 0 else "")
             if i == len(buffers) - 1:
                 ax.set_xlabel("time (s)")
@@ -379,5 +388,10 @@ def pacing(ds: xr.Dataset, figure_id: str) -> Figure:
     facts = Drawn(panels=2 * len(buffers), panels_drawn=n_drawn, cells_drawn=n_drawn).say(
         f"Rows: B = {rows} packets" + (" (top to bottom)." if len(buffers) > 1 else "."),
         "Traces: first repetition; mean throughput over every repetition." if n_reps > 1 else "",
+        "Paced panels: the paced over unpaced mean throughput of this build beside the ratio "
+        f"the paper states in its text, quoted by {', '.join(sorted({m.claim for m in stated}))} "
+        "(src/tcprepro/reference/paper_marks.csv)."
+        if stated
+        else "",
     )
     return record(fig, facts)

@@ -18,6 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from tcprepro.analysis import study_c as analysis_c
+from tcprepro.analysis.common import run_configs, run_scenario
 from tcprepro.figures.common import (
     TEXT_WIDTH_IN,
     Drawn,
@@ -83,6 +84,23 @@ def _with_capacity(title: str, ds: xr.Dataset) -> str:
     if not title or not rates:
         return title
     return f"{title}, C = {' or '.join(f'{r:g}' for r in rates)} Mb/s"
+
+
+def _flow_rtt_text(ds: xr.Dataset, flow: str = "f1") -> str:
+    """The round-trip propagation time of ``flow``'s path in the runs, e.g. ``"40 ms"``.
+
+    Read from each run's resolved scenario (a tier may change it): the RTT of the sender
+    group the flow starts from.
+    """
+    rtts_ms = set()
+    for config in {str(c) for c in np.ravel(run_configs(ds).values) if str(c)}:
+        scenario = run_scenario(config)
+        topology = scenario.topology
+        source = scenario.flows[flow].src
+        for group, hosts in topology.sender_groups.items():
+            if source == group or source in hosts:
+                rtts_ms.add(round(topology.path_rtt_s(group) * 1000.0, 3))
+    return " or ".join(f"{v:g} ms" for v in sorted(rtts_ms)) or "not recorded"
 
 
 def _facts(ds: xr.Dataset, panels: int, *sentences: str) -> Drawn:
@@ -260,7 +278,7 @@ def metric_figure(figure_id: str, ds: xr.Dataset) -> Figure:
             "rtt2",
             "RTT2 (ms)",
             "goodput RTT2 flow / RTT1 flow",
-            "C3.3: RTT fairness (RTT1 = 40 ms)",
+            f"C3.3: RTT fairness (RTT1 = {_flow_rtt_text(ds, 'f1')})",
             1.0,
             True,
         )
@@ -289,8 +307,10 @@ def metric_figure(figure_id: str, ds: xr.Dataset) -> Figure:
     raise ValueError(f"{figure_id!r} is not a figure of the C3 metric suite")
 
 
-def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str = "") -> Figure:
+def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str | None = None) -> Figure:
     """C1 (Fig. 1): one panel per second-flow variant, windows and queue against time.
+
+    ``title``: None gives C1's, with the RTT and capacity the runs had; ``""`` none.
 
     Congestion windows of f1 (YeAH) and f2 in segments (left axis), YeAH's count_reno
     estimate (dotted, when sampled) and the bottleneck queue in packets (right axis);
@@ -352,6 +372,10 @@ def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str = "") -> Figure:
         )
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("Time (s)")
+    if title is None:
+        later = " or ".join(analysis_c.LABELS.get(str(v), str(v)) for v in seconds)
+        order = " (top to bottom)" if len(seconds) > 1 else ""
+        title = f"C1: YeAH against a later {later} flow{order}, RTT {_flow_rtt_text(ds)}"
     if title:
         fig.suptitle(_with_capacity(title, ds))
     n_reps = int(ds.sizes.get("rep", 1))

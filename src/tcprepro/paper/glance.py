@@ -19,6 +19,7 @@ from tcprepro.campaign.plan import (
 )
 from tcprepro.claims import NOT_EMULATED, load_registry
 from tcprepro.claims.glossary import glossary_tex
+from tcprepro.claims.verdicts import WITHOUT_MARGIN
 from tcprepro.latex import escape as tex
 from tcprepro.paper.status import Status
 from tcprepro.paper.verdicts import _verdict, _verdict_order
@@ -277,5 +278,15 @@ def _glossary() -> str:
         r"\subsection{Terms}\label{sec:glossary}"
         "\n"
         r"Each verdict and coverage word of this report has one meaning:"
-        "\n" + glossary_tex()
+        "\n" + glossary_tex() + _without_margin()
+    )
+
+
+def _without_margin() -> str:
+    """The claims without a margin (:data:`~tcprepro.claims.verdicts.WITHOUT_MARGIN`), why."""
+    return (
+        r"{\small Claims without a margin, their checks holding no single value to the "
+        r"bounds of a tolerance: "
+        + "; ".join(f"{claim} ({tex(why)})" for claim, why in WITHOUT_MARGIN.items())
+        + ".}\n"
     )

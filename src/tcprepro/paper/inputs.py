@@ -8,7 +8,7 @@ prose quotes) is made here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from tcprepro.latex import escape as tex
 from tcprepro.network_plan import build_plan, flow_path
 from tcprepro.paper.body import _body
 from tcprepro.paper.glance import PLAN_TIERS, _decide_table, _glance, _glossary, _tier_table
-from tcprepro.paper.parameters import _deviations, _parameters
+from tcprepro.paper.parameters import _deviations, _main_deviations, _parameters
 from tcprepro.paper.sources import _provenance
 from tcprepro.paper.status import Status, _runs_text, figure_order, figure_status, tier_line
 from tcprepro.paper.verdicts import _read_values, read_verdicts
@@ -41,6 +41,20 @@ def _load_facts(facts_dir: Path | None, figure: str) -> dict[str, Any] | None:
         return None
     path = facts_dir / f"{figure}.json"
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def repeated_figures(facts: Mapping[str, Mapping[str, Any]]) -> list[list[str]]:
+    """Groups of figures whose records give the same data digest: one plot drawn twice.
+
+    ``facts``: the figures' records (written by ``save_figure``); a figure that draws no
+    data or whose record has no digest is in no group.
+    """
+    groups: dict[str, list[str]] = {}
+    for figure, record in facts.items():
+        digest = str(record.get("data_digest") or "")
+        if digest:
+            groups.setdefault(digest, []).append(figure)
+    return [figures for figures in groups.values() if len(figures) > 1]
 
 
 def _rtts_text(config: WorkflowConfig, figure: str) -> str:
@@ -151,13 +165,25 @@ def _glance_tex(
     whatif: Mapping[str, list[dict[str, str]]],
     history: list[dict[str, str]],
     plan: bool,
+    simulated: Sequence[str] = (),
 ) -> str:
-    """``glance.tex``: the at-a-glance section, what to run next, the terms, the verify part."""
+    """``glance.tex``: the at-a-glance section, what to run next, the terms, the verify part.
+
+    After what to run next, the main deviations of the ``simulated`` figures.
+    """
     claim_ids = [row["claim"] for row in verdicts]
     tiers = {t: tier_cost(config, t) for t in PLAN_TIERS} if plan else {}
     decide = claim_costs(config, claim_ids) if plan else {}
     return (
-        _glance(config, tier, order, statuses, runs_text, verdicts, _tier_table(tier, tiers))
+        _glance(
+            config,
+            tier,
+            order,
+            statuses,
+            runs_text,
+            verdicts,
+            _tier_table(tier, tiers) + _main_deviations(config, tier, list(simulated)),
+        )
         + _decide_table(decide, {r["claim"]: r["verdict"] for r in verdicts})
         + _glossary()
         + _verify_section(config, tier, verdicts, verify, whatif, history)
@@ -228,6 +254,12 @@ def write_paper_inputs(
     combined = {f: open_dataset(p) for f, p in combined_paths.items()}
     order = figure_order(config, config.figures)
     facts = {f: x for f in order if (x := _load_facts(facts_path, f)) is not None}
+    repeated = repeated_figures(facts)
+    if repeated:  # a report that shows one plot under two numbers
+        raise ConfigError(
+            "paper inputs: figures drawing the same data: "
+            + "; ".join(" = ".join(group) for group in repeated)
+        )
     statuses, lines_of, runs_text = _statuses(config, tier, order, combined, facts, excluded)
     simulated = [f for f in order if f in combined]
     verdicts = read_verdicts(claims_csvs)
@@ -239,7 +271,17 @@ def write_paper_inputs(
     written = []
     for name, text in {
         "glance.tex": _glance_tex(
-            config, tier, order, statuses, runs_text, verdicts, verify, whatif, history, plan
+            config,
+            tier,
+            order,
+            statuses,
+            runs_text,
+            verdicts,
+            verify,
+            whatif,
+            history,
+            plan,
+            simulated,
         ),
         "body.tex": _body(
             config, order, statuses, facts, lines_of, figure_dir, claims_dir, tier, studies

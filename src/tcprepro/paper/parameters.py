@@ -9,6 +9,7 @@ from __future__ import annotations
 from tcprepro.campaign import WorkflowConfig
 from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
+from tcprepro.scenario.model import Note
 from tcprepro.units import format_rate
 
 
@@ -116,6 +117,98 @@ def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _noted(
+    config: WorkflowConfig, tier: str, figures: list[str]
+) -> dict[tuple[str, str, str], tuple[Note, list[str]]]:
+    """The scenario notes of ``figures``, each once, with the figures that carry it."""
+    seen: dict[tuple[str, str, str], tuple[Note, list[str]]] = {}
+    for figure in figures:
+        for note in config.figure_scenario(figure, tier).notes:
+            key = (note.kind, note.field, str(note.value))
+            seen.setdefault(key, (note, []))[1].append(figure)
+    return seen
+
+
+def _rates_and_rtts(scenario: Scenario) -> dict[str, str]:
+    """The link rates and sender RTTs of a scenario, by name (what a tier may scale)."""
+    topo = scenario.topology
+    if isinstance(topo, AccessTopology):
+        links = {"downlink": topo.downlink, "uplink": topo.uplink, "server link": topo.server_link}
+        return {f"{name} rate": format_rate(link.rate) for name, link in links.items()}
+    assert isinstance(topo, DumbbellTopology)
+    values = {"bottleneck rate": format_rate(topo.bottleneck.rate)}
+    for group in topo.senders:
+        if group.rtt is not None:
+            values[f"RTT of senders {group.name}"] = f"{group.rtt * 1000:g} ms"
+    return values
+
+
+def _range(values: list[float], unit: str = "") -> str:
+    low, high = f"{min(values):g}", f"{max(values):g}"
+    return (low if low == high else f"{low}-{high}") + unit
+
+
+def _tier_changes(config: WorkflowConfig, tier: str, figures: list[str]) -> list[str]:
+    """What a tier below the paper's changes, in brief: length, repetitions, cells, rates, RTTs."""
+    if tier == "paper" or not figures:
+        return []
+    length = {tier: [], "paper": []}
+    repetitions = {tier: [], "paper": []}
+    fewer_cells = []
+    changed: dict[tuple[str, str, str], list[str]] = {}
+    for figure in figures:
+        scenarios = {t: _unswept_scenario(config, figure, t) for t in (tier, "paper")}
+        for t, scenario in scenarios.items():
+            length[t].append(scenario.duration)
+            repetitions[t].append(int(config.tier_settings(figure, t)["repetitions"]))
+        if len(config.cells(figure, tier)) < len(config.cells(figure, "paper")):
+            fewer_cells.append(figure)
+        here, paper = (_rates_and_rtts(scenarios[t]) for t in (tier, "paper"))
+        for name, value in here.items():
+            if paper.get(name, value) != value:
+                changed.setdefault((name, value, paper[name]), []).append(figure)
+    items = [
+        rf"Tier \texttt{{{tex(tier)}}}: runs of {_range(length[tier], ' s')} where the paper "
+        rf"tier has {_range(length['paper'], ' s')}, {_range(repetitions[tier])} "
+        rf"repetition{'s' * (max(repetitions[tier]) > 1)} where it has "
+        rf"{_range(repetitions['paper'])}"
+        + (f"; fewer cells of the grid in {tex(', '.join(fewer_cells))}" if fewer_cells else "")
+        + "."
+    ]
+    items += [
+        rf"{tex(', '.join(figs))}: {tex(name)} {tex(value)} (paper tier: {tex(paper)})."
+        for (name, value, paper), figs in changed.items()
+    ]
+    return items
+
+
+def _main_deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
+    """The main deviations in brief, for the first pages: the tier's and the models'.
+
+    Read from the same data as the parameters and deviations tables (the tier settings and
+    the scenario notes of kind ``deviation``, less the cross-check figures' and the notes
+    on tiers, which the tier's own changes replace).
+    """
+    papers = [f for f in figures if not config.crosschecked(f)]
+    items = _tier_changes(config, tier, papers)
+    for (kind, field, value), (_, figs) in _noted(config, tier, papers).items():
+        if kind == "deviation" and field != "tiers":
+            items.append(rf"{tex(', '.join(figs))}: {tex(field)} --- {tex(value)}.")
+    if not items:
+        return ""
+    lines = [
+        r"\subsection{Main deviations}\label{sec:main-deviations}",
+        r"Where this build departs from the papers, in brief: every parameter next to the paper "
+        r"tier's is in Table~\ref{tab:parameters}, every choice and deviation with its reason in "
+        r"Table~\ref{tab:deviations}.",
+        r"\begin{itemize}\small",
+        *(rf"\item {item}" for item in items),
+        r"\end{itemize}",
+        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
     lines = [
         r"\begin{longtable}{@{}P{0.09\linewidth}P{0.16\linewidth}P{0.19\linewidth}"
@@ -128,15 +221,7 @@ def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
         r"\toprule Figures & Field & Our value & Paper & Reason \\ \midrule",
         r"\endhead",
     ]
-    seen: dict[tuple[str, str, str], list[str]] = {}
-    notes = {}
-    for figure in figures:
-        for note in config.figure_scenario(figure, tier).notes:
-            key = (note.kind, note.field, str(note.value))
-            seen.setdefault(key, []).append(figure)
-            notes[key] = note
-    for key, figs in seen.items():
-        note = notes[key]
+    for note, figs in _noted(config, tier, figures).values():
         lines.append(
             rf"{tex(', '.join(figs))} & {tex(note.field)} ({note.kind}) & "
             rf"{tex(str(note.value))} & {tex(note.paper)} & {tex(note.reason)} \\"
