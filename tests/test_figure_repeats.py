@@ -62,3 +62,30 @@ def test_figures_with_one_digest_are_named_and_the_report_refuses_them(tmp_path)
         write_paper_inputs(
             load_workflow_config(), "smoke", {}, tmp_path / "out", facts_dir=tmp_path, plan=False
         )
+
+
+def test_a_run_under_two_claims_whys_is_drawn_once(tmp_path):
+    """Why A-c1, A-c3 and A-c7 traced A1's NewReno/NewReno run three times (Figures 7, 8, 11
+    of the smoke report), A-c5 and A-c6 A2's twice (9, 10): the later claims point to the
+    first's figure.
+    """
+    from tcprepro.claims import ClaimResult, load_registry, write_tex
+    from tcprepro.claims.cells import TracedRun
+    from tcprepro.claims.tables import WhyFigure
+
+    claims = {c.id: c for c in load_registry()}
+    a1 = TracedRun("A1", {"up": "NewReno", "down": "NewReno"}, 0)
+    a2 = TracedRun("A2", {"up": "NewReno", "down": "NewReno"}, 0)
+    runs = {"A-c1": a1, "A-c3": a1, "A-c5": a2, "A-c6": a2, "A-c7": a1}
+    results = [
+        ClaimResult("x", "not reproduced", claim=claims[c], explanation="why", trace=run)
+        for c, run in runs.items()
+    ]
+    figures = {c: WhyFigure(c, tmp_path / f"{c}.pdf", f"why/A/{c}.pdf", "t", 2.0) for c in runs}
+    write_tex(results, tmp_path / "claims.tex", caption="Claims.", figures=figures)
+    text = (tmp_path / "claims.tex").read_text()
+    assert text.count(r"\includegraphics") == 2
+    assert "{why/A/A-c1.pdf}" in text
+    assert "{why/A/A-c5.pdf}" in text
+    assert text.count(r"the same run as Figure~\ref{why:A-c1}") == 2  # A-c3, A-c7
+    assert text.count(r"the same run as Figure~\ref{why:A-c5}") == 1  # A-c6

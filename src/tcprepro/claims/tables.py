@@ -166,11 +166,30 @@ class WhyFigure:
     height_in: float
 
 
-def _why_item(result: ClaimResult, figure: WhyFigure | None) -> list[str]:
-    """The description item of one claim: its "why", then its trace figure."""
+def _traced_key(result: ClaimResult) -> tuple[object, ...] | None:
+    """The run a claim's trace figure draws (figure, cell, repetition, flow drawn thick)."""
+    run = result.trace
+    if run is None:
+        return None
+    return (run.figure, tuple((str(k), str(v)) for k, v in run.cell.items()), run.rep, run.flow)
+
+
+def _why_item(
+    result: ClaimResult, figure: WhyFigure | None, drawn_as: str | None = None
+) -> list[str]:
+    """The description item of one claim: its "why", then its trace figure.
+
+    ``drawn_as``: the claim whose trace figure already draws the same run; the item then
+    points to that figure rather than drawing the run a second time.
+    """
     assert result.claim is not None
     lines = [rf"\item[{tex(result.claim.id)}] {tex(result.explanation)}"]
-    if figure is not None:
+    if figure is not None and drawn_as is not None:
+        lines.append(
+            rf"\par\noindent Its traces: the same run as Figure~\ref{{why:{drawn_as}}} "
+            rf"(why {tex(drawn_as)})."
+        )
+    elif figure is not None:
         lines += [
             r"\par\nopagebreak\noindent\begin{minipage}{\linewidth}\centering"
             r"\captionsetup{type=figure}",
@@ -286,8 +305,13 @@ def write_tex(
     if explained:
         lines.append(r"\paragraph{Where the reproduction disagrees or cannot decide, and why.}")
         lines.append(r"\begin{description}")
+        drawn_runs: dict[tuple[object, ...], str] = {}  # a run drawn once, by the first claim
         for r in explained:
             assert r.claim is not None
-            lines += _why_item(r, figures.get(r.claim.id))
+            figure = figures.get(r.claim.id)
+            key = _traced_key(r) if figure is not None else None
+            lines += _why_item(r, figure, drawn_runs.get(key) if key is not None else None)
+            if key is not None:
+                drawn_runs.setdefault(key, r.claim.id)
         lines.append(r"\end{description}")
     atomic_write(Path(path), "\n".join(lines) + "\n")
