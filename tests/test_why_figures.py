@@ -251,8 +251,13 @@ def test_the_claims_command_draws_the_figures_of_its_inconclusive_claims(tmp_pat
     assert "A-c5" in expected
     assert drawn_for == expected  # pending claims (no A1, A3) get none
     text = tex.read_text()
-    for claim in expected:
-        assert f"{{figures/why/A/{claim}.pdf}}" in text
+    included = {c for c in expected if f"{{figures/why/A/{c}.pdf}}" in text}
+    assert "A-c5" in included
+    # a claim whose trace is the run another's figure draws points to that figure instead
+    # of drawing it again (A-c6 traces A-c5's run)
+    for claim in expected - included:
+        item = rf"\\item\[{claim}\][^\n]*\n\\par\\noindent Its traces: the same run as "
+        assert re.search(item + r"Figure~\\ref\{why:A-c\d+\}", text), claim
     assert "A-c2.pdf" not in text
 
 
@@ -288,7 +293,12 @@ def test_the_claims_list_with_its_figures_compiles_with_captions_and_no_overfull
         text=True,
     ).stdout.split("\f")
     aux = (tmp_path / "t.aux").read_text()
-    for claim in figures:
+    text = (tmp_path / "generated/claims_T.tex").read_text()
+    drawn = [claim for claim in figures if f"why/T/{claim}.pdf" in text]
+    assert drawn  # the claims tracing one run share its figure (the first claim's)
+    for claim in set(figures) - set(drawn):
+        assert f"the same run as Figure~\\ref{{why:{drawn[0]}}}" in text, claim
+    for claim in drawn:
         page = int(re.search(rf"\\newlabel\{{why:{claim}\}}\{{\{{\d+\}}\{{(\d+)\}}", aux)[1])
         assert f"Why {claim}." in pages[page - 1]  # the caption is on the figure's page
     assert Path(tmp_path / "t.pdf").stat().st_size > 10_000
