@@ -14,3 +14,18 @@ Package map (each module's docstring says what it owns):
 """
 
 __version__ = "0.1.0"
+
+
+def skip_iri_grammars() -> None:
+    """Let this process import jsonschema without compiling the IRI grammars.
+
+    jsonschema (the config validation, nbformat in papermill, Snakemake) imports
+    ``rfc3987_syntax`` when it is installed (jupyter-events asks for it), and that module
+    compiles 39 grammars as it is imported: 2.5-6 s in every process that imports
+    jsonschema. Only the ``iri`` formats use it; no schema tcprepro, papermill or Snakemake
+    reads here names one, and format checks are off unless asked for. A process that
+    imported it already keeps it.
+    """
+    import sys
+
+    sys.modules.setdefault("rfc3987_syntax", None)  # None: its import raises ImportError

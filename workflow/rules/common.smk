@@ -6,6 +6,10 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from tcprepro import skip_iri_grammars
+
+skip_iri_grammars()  # before validate() imports jsonschema: seconds per Snakemake start
+
 from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report

@@ -72,7 +72,7 @@ rule crosscheck_figure:
     params:
         library=LIBRARY,
     shell:
-        "papermill {input.notebook} {output.notebook} --no-progress-bar "
+        "tcprepro papermill {input.notebook} {output.notebook} --no-progress-bar "
         "-p combined {input.ns3} -p emulated {input.emulated} "
         "-p figure_id {wildcards.figure} -p output_pdf {output.pdf} > {log} 2>&1"
 

@@ -17,7 +17,7 @@ rule figure:
     params:
         library=LIBRARY,
     shell:
-        "papermill {input.notebook} {output.notebook} --no-progress-bar "
+        "tcprepro papermill {input.notebook} {output.notebook} --no-progress-bar "
         "-p combined {input.combined} -p figure_id {wildcards.figure} "
         "-p output_pdf {output.pdf} > {log} 2>&1"
 
@@ -34,7 +34,7 @@ rule table:
     params:
         library=LIBRARY,
     shell:
-        "papermill {input.notebook} {output.notebook} --no-progress-bar "
+        "tcprepro papermill {input.notebook} {output.notebook} --no-progress-bar "
         "-p combined {input.combined} -p figure_id {wildcards.figure} "
         "-p output_tex {output.tex} > {log} 2>&1"
 

@@ -567,6 +567,9 @@ def validate_workflow_config(
     data: Mapping[str, Any], schema_path: str | Path, source: str = "workflow config"
 ) -> WorkflowConfig:
     """Validate an already-loaded workflow config (as Snakemake holds it)."""
+    from tcprepro import skip_iri_grammars
+
+    skip_iri_grammars()
     import jsonschema
 
     schema = yaml.safe_load(Path(schema_path).read_text())

@@ -247,6 +247,19 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
     return _run_and_write(run.scenario(), run.rep, Path(args.output), args.quiet, run.attrs())
 
 
+def _cmd_papermill(args: argparse.Namespace) -> int:
+    from tcprepro import skip_iri_grammars
+
+    skip_iri_grammars()  # before nbformat imports jsonschema
+    from papermill.cli import papermill
+
+    try:
+        papermill.main(args=args.arguments, prog_name="papermill")
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    return 0
+
+
 def _cmd_sweep_batch(args: argparse.Namespace) -> int:
     from tcprepro.campaign.batches import parse_run_path, run_batch
 

@@ -21,6 +21,7 @@ from tcprepro.cli.commands import (
     _cmd_explore_run,
     _cmd_paper_check,
     _cmd_paper_inputs,
+    _cmd_papermill,
     _cmd_plan,
     _cmd_readings,
     _cmd_simulate,
@@ -207,6 +208,16 @@ def _add_campaign_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", required=True)
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_sweep_run)
+
+    p = sub.add_parser(
+        "papermill",
+        help="run papermill (same arguments) without compiling jsonschema's IRI grammars "
+        "(used by Snakemake)",
+        add_help=False,
+        prefix_chars="+",  # every argument, options included, is papermill's (--help too)
+    )
+    p.add_argument("arguments", nargs=argparse.REMAINDER, help="papermill's arguments")
+    p.set_defaults(func=_cmd_papermill)
 
     p = sub.add_parser(
         "sweep-batch",
