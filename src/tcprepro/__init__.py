@@ -2,14 +2,16 @@
 
 Package map (each module's docstring says what it owns):
 
-- ``units``, ``scenario``, ``variants``, ``topology``: scenario configuration,
-  validation and the backend-neutral network plan;
-- ``ns3``: the ns-3 backend (C++ models and trace sinks, compiled once);
+- ``units``, ``scenario``, ``scenario_io``, ``variants``, ``testbeds``, ``network_plan``:
+  scenario configuration, validation, the testbed profiles and the backend-neutral plan;
+- ``ns3``: the ns-3 backend (C++ models and trace sinks, compiled once); ``emulation``:
+  real Linux TCP (Mininet natively, in User-mode Linux or in a VM);
 - ``store``, ``provenance``: the xarray trace store and run provenance;
-- ``sweep``: figure sweeps from the workflow config (runs, cache keys, plans);
-- ``metrics``: measurements computed from datasets;
-- ``claims``: the claims registry and checker;
-- ``plotting``, ``paper``: figures and generated LaTeX;
+- ``campaign``: the workflow's runs, batches, cache keys, plans and trace bundles;
+- ``metrics``, ``analysis``, ``models``: measurements and the papers' analytic models;
+- ``claims``: the claims registry, readings and checker;
+- ``figures``, ``paper``, ``latex``: figures and the generated report;
+- ``explore``: the JupyterLab explorer; ``bench``: benchmarks;
 - ``doctor``, ``cli``: capability checks and the ``tcprepro`` command.
 """
 
