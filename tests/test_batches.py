@@ -20,7 +20,7 @@ import xarray as xr
 
 from conftest import ROOT
 from tcprepro.campaign import load_workflow_config
-from tcprepro.campaign.batches import make_batches, parse_run_path, run_batch
+from tcprepro.campaign.batches import make_batches, parse_run_path, simulate_batch
 from tcprepro.errors import ConfigError
 from tcprepro.store import open_dataset, validate_run_dataset
 
@@ -102,7 +102,7 @@ def test_a_batch_matches_single_run_jobs_and_skips_what_is_cached(tmp_path, monk
     config = load_workflow_config("workflow/config.yaml")
     runs = config.runs("D4", "smoke")
     assert len(runs) >= 2
-    record = run_batch(runs, "data/batches/smoke/D4/b0.json")
+    record = simulate_batch(runs, "data/batches/smoke/D4/b0.json")
     assert record["simulated"] == len(runs)
     assert record["cached"] == 0
     manifest = json.loads(Path("data/batches/smoke/D4/b0.json").read_text())
@@ -138,7 +138,7 @@ def test_a_batch_matches_single_run_jobs_and_skips_what_is_cached(tmp_path, monk
     assert "simulated s in" in log.read_text()
     # again: every run cached, nothing simulated, the datasets untouched
     stamps = [os.stat(r.path).st_mtime_ns for r in runs]
-    record = run_batch(runs, "data/batches/smoke/D4/b0.json")
+    record = simulate_batch(runs, "data/batches/smoke/D4/b0.json")
     assert record["simulated"] == 0
     assert record["cached"] == len(runs)
     assert [os.stat(r.path).st_mtime_ns for r in runs] == stamps

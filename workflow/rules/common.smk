@@ -78,7 +78,9 @@ def figure_batch_manifests(wildcards):
 
 def figure_run_paths(wildcards):
     """Run datasets of one figure for the selected tier, quoted for the shell."""
-    return " ".join(shlex.quote(run.path) for run in WORKFLOW.runs(wildcards.figure, TIER))
+    return " ".join(
+        shlex.quote(run.path) for run in WORKFLOW.runs(wildcards.figure, TIER)
+    )
 
 
 def batch_runs(wildcards):

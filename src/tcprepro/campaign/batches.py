@@ -40,7 +40,7 @@ __all__ = [
     "make_batches",
     "manifest_dir",
     "parse_run_path",
-    "run_batch",
+    "simulate_batch",
     "write_manifest",
 ]
 
@@ -180,7 +180,7 @@ def _simulate(run: Run, key: str) -> float:
     return wall
 
 
-def run_batch(runs: Iterable[Run], manifest: str | Path, *, out=sys.stderr) -> dict[str, Any]:
+def simulate_batch(runs: Iterable[Run], manifest: str | Path, *, out=sys.stderr) -> dict[str, Any]:
     """Simulate the runs not cached yet, one after the other, then write the manifest.
 
     Every run is checked before any is simulated (its scenario validated, the ns-3

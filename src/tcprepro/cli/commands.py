@@ -261,11 +261,11 @@ def _cmd_papermill(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep_batch(args: argparse.Namespace) -> int:
-    from tcprepro.campaign.batches import parse_run_path, run_batch
+    from tcprepro.campaign.batches import parse_run_path, simulate_batch
 
     config = _workflow(args)
     runs = [config.run(*parse_run_path(path), args.tier) for path in args.runs]
-    record = run_batch(runs, Path(args.output))
+    record = simulate_batch(runs, Path(args.output))
     print(
         f"{args.output}: {record['simulated']} run(s) simulated, {record['cached']} cached, "
         f"in {record['wall_s']:.1f} s",
