@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tcprepro.campaign.runs import Run
+from tcprepro.campaign.runs import Run, is_cached
 from tcprepro.errors import ConfigError
 
 __all__ = [
@@ -122,18 +122,6 @@ def parse_run_path(path: str) -> tuple[str, str, int]:
     return match["figure"], match["cell"], int(match["rep"])
 
 
-def _cached(run: Run, key: str) -> bool:
-    from tcprepro.store import open_dataset
-
-    path = Path(run.path)
-    if not path.exists():
-        return False
-    try:
-        return open_dataset(path).attrs.get("cache_key") == key
-    except (OSError, ValueError):
-        return False
-
-
 def _remove_stale_temporaries(run: Run) -> None:
     """A process killed while writing leaves a hidden ``.<name>.tmp-<pid>``: remove it."""
     folder = Path(run.path).parent
@@ -148,8 +136,8 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:  # alive, another user's
+        pass
     return True
 
 
@@ -199,7 +187,7 @@ def simulate_batch(runs: Iterable[Run], manifest: str | Path, *, out=sys.stderr)
     entries, failed = [], []
     for number, (run, key) in enumerate(zip(runs, keys, strict=True), start=1):
         _remove_stale_temporaries(run)
-        if _cached(run, key):
+        if is_cached(run, key=key):
             entries.append({"path": run.path, "cache_key": key, "status": "cached"})
             print(f"[{number}/{len(runs)}] {run.path}: cached", file=out, flush=True)
             continue

@@ -16,7 +16,7 @@ key is computed in exactly one place.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
@@ -393,15 +393,17 @@ class WorkflowConfig:
         """The figure's ns-3 runs in batch jobs (:mod:`tcprepro.campaign.batches`)."""
         key = (figure, tier or self.tier)
         if key not in self._batches:
-            from tcprepro.campaign.cost import estimate_wall_s
-
-            self._batches[key] = make_batches(
-                figure,
-                self.runs(figure, tier),
-                lambda run: estimate_wall_s([run]),
-                self.simulate_batch_s,
-            )
+            self._batches[key] = self.group_runs(figure, self.runs(figure, tier))
         return list(self._batches[key])
+
+    def group_runs(self, figure: str, runs: Sequence[Run]) -> list[Batch]:
+        """``runs`` of a figure in batch jobs, as a build of exactly those runs groups them.
+
+        By the cost model (:func:`tcprepro.campaign.cost.estimate_wall_s`).
+        """
+        from tcprepro.campaign.cost import estimate_wall_s
+
+        return make_batches(figure, runs, lambda run: estimate_wall_s([run]), self.simulate_batch_s)
 
     def batch(self, figure: str, name: str, tier: str | None = None) -> Batch:
         """One batch of a figure by its name (``b0``); a ConfigError naming the known ones."""

@@ -22,20 +22,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tcprepro.campaign.batches import make_batches
 from tcprepro.campaign.config import WorkflowConfig
 from tcprepro.campaign.cost import _flow_bound_packets, estimate_wall_s
-from tcprepro.campaign.runs import Run, cell_name
+from tcprepro.campaign.runs import Run, cell_name, is_cached
 from tcprepro.emulation.routes import VM, Route, get_route
 from tcprepro.errors import ConfigError
 from tcprepro.network_plan import build_plan
 from tcprepro.scenario import Scenario
-from tcprepro.store import open_dataset
 
 __all__ = [
     "CLUSTER_CORES",
     "TIER_COMMANDS",
     "Cost",
+    "batch_costs",
     "budget_report",
     "calibrations",
     "claim_costs",
@@ -45,7 +44,6 @@ __all__ = [
     "estimate_emulated_wall_s",
     "estimate_wall_s",
     "is_cached",
-    "job_costs",
     "makespan_s",
     "plan_report",
     "runs_cost",
@@ -141,17 +139,6 @@ def estimate_emulated_wall_s(runs: Iterable[Run], route: str | Route, cores: int
     return UML_BOOT_WALL_S + max(loads)
 
 
-def is_cached(run: Run, workdir: Path = Path(".")) -> bool:
-    """True when the run's dataset exists and was made with the same cache key."""
-    path = workdir / run.path
-    if not path.exists():
-        return False
-    try:
-        return open_dataset(path).attrs.get("cache_key") == run.cache_key()
-    except (OSError, ValueError):
-        return False
-
-
 def plan_report(
     config: WorkflowConfig,
     tier: str,
@@ -196,9 +183,7 @@ def plan_report(
         if tier == "verify":
             cells = f"{len(wanted)} cells read by the claims, "
             simulated_s += sum(run.scenario().duration for run in runs)
-        batches = make_batches(
-            figure, runs, lambda run: estimate_wall_s([run]), config.simulate_batch_s
-        )
+        batches = config.group_runs(figure, runs)
         waiting = {run.path for run in todo}
         jobs = sum(any(run.path in waiting for run in b.runs) for b in batches)
         lines.append(
@@ -361,27 +346,25 @@ def study_budgets(config: WorkflowConfig, tier: str) -> tuple[list[StudyBudget],
     return budgets, costs
 
 
-def job_costs(
-    config: WorkflowConfig, runs: Iterable[Run], run_costs: Iterable[float], overhead_s: float
+def batch_costs(
+    config: WorkflowConfig, runs: Iterable[Run], run_costs: Iterable[float]
 ) -> list[float]:
-    """Wall seconds of the batch jobs a build of exactly ``runs`` starts.
+    """Per batch job a build of exactly ``runs`` starts, its runs' summed ``run_costs``.
 
     The runs are grouped per figure as the workflow groups them
-    (:func:`tcprepro.campaign.batches.make_batches`, by the uncalibrated cost model); a job
-    costs its runs' ``run_costs`` plus one start-up, ``overhead_s``.
+    (:meth:`WorkflowConfig.group_runs`, by the uncalibrated cost model); each job adds
+    its start-up on top (:data:`LOCAL_JOB_OVERHEAD_S`, :data:`JOB_OVERHEAD_S`).
     """
     runs, run_costs = list(runs), list(run_costs)
     cost = {run.path: c for run, c in zip(runs, run_costs, strict=True)}
     by_figure: dict[str, list[Run]] = {}
     for run in runs:
         by_figure.setdefault(run.figure, []).append(run)
-    out = []
-    for figure, mine in by_figure.items():
-        for batch in make_batches(
-            figure, mine, lambda run: estimate_wall_s([run]), config.simulate_batch_s
-        ):
-            out.append(overhead_s + sum(cost[run.path] for run in batch.runs))
-    return out
+    return [
+        sum(cost[run.path] for run in batch.runs)
+        for figure, mine in by_figure.items()
+        for batch in config.group_runs(figure, mine)
+    ]
 
 
 def makespan_s(costs: Iterable[float], cores: int) -> float:
@@ -419,8 +402,9 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
         )
     core_s = sum(b.core_s for b in budgets)
     local_s, cluster_s = LOCAL_JOB_OVERHEAD_S, JOB_OVERHEAD_S
-    local_jobs = job_costs(config, runs, costs, local_s)
-    cluster_jobs = job_costs(config, runs, costs, cluster_s)
+    batches = batch_costs(config, runs, costs)
+    local_jobs = [cost + local_s for cost in batches]
+    cluster_jobs = [cost + cluster_s for cost in batches]
     jobs = len(local_jobs)
     lines.append(
         f"  total: {len(costs)} runs in {jobs} batch jobs, {core_s / 3600:.1f} core-h of "
@@ -432,7 +416,7 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
     lines.append(
         f"  on {cores} core(s): about {local_h:.1f} h of wall time locally, "
         f"{cluster_h:.1f} h as cluster jobs (longest run {max(costs, default=0.0) / 60:.0f} "
-        f"min, longest job {(max(local_jobs, default=local_s) - local_s) / 60:.0f} min of "
+        f"min, longest job {max(batches, default=0.0) / 60:.0f} min of "
         "runs; longest jobs first)"
     )
     runs_gib = sum(b.gib for b in budgets)
@@ -463,7 +447,7 @@ class Cost:
     ``core_s`` is the simulation's core time (cost model times each study's calibration);
     ``local_s`` and ``cluster_s`` are wall times with each job's start-up
     (:data:`LOCAL_JOB_OVERHEAD_S`, :data:`JOB_OVERHEAD_S`) once per batch job
-    (:func:`job_costs`), longest jobs first.
+    (:func:`batch_costs`), longest jobs first.
     """
 
     runs: int
@@ -486,8 +470,9 @@ def runs_cost(
     runs = list(runs)
     calibration = calibrations(config) if calibration is None else calibration
     costs = [_run_cost_s(config, run, calibration) for run in runs]
-    local = job_costs(config, runs, costs, LOCAL_JOB_OVERHEAD_S)
-    cluster = job_costs(config, runs, costs, JOB_OVERHEAD_S)
+    batches = batch_costs(config, runs, costs)
+    local = [cost + LOCAL_JOB_OVERHEAD_S for cost in batches]
+    cluster = [cost + JOB_OVERHEAD_S for cost in batches]
     return Cost(
         len(runs),
         sum(run.scenario().duration for run in runs),

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -118,6 +119,22 @@ class Run:
             "sweep": json.dumps(dict(self.sweep)),
             "sweep_values": self.sweep_values,
         }
+
+
+def is_cached(run: Run, workdir: Path = Path("."), key: str | None = None) -> bool:
+    """True when the run's dataset exists and was made with the same cache key.
+
+    ``key``: the run's cache key when the caller has it already (else computed here).
+    """
+    from tcprepro.store import open_dataset
+
+    path = workdir / run.path
+    if not path.exists():
+        return False
+    try:
+        return open_dataset(path).attrs.get("cache_key") == (key or run.cache_key())
+    except (OSError, ValueError):
+        return False
 
 
 def _frozen(overrides: tuple[Override, ...]) -> str:
