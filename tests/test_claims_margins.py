@@ -15,6 +15,7 @@ import xarray as xr
 
 from tcprepro.claims import CHECKS, load_registry, study_a, study_b, study_c, study_d
 from tcprepro.claims.verdicts import WITHOUT_MARGIN
+from test_study_b import _pacing_dataset
 
 A_VARIANTS = ["NewReno", "Cubic", "Compound", "Vegas"]
 EMPTY = xr.Dataset()
@@ -159,23 +160,7 @@ def b_c9(monkeypatch, scalable_mbps):
 
 def b_c10(monkeypatch, ratio):
     """A B5.20-shaped dataset: paced over unpaced ``ratio`` at B = 20, 1 at B = 100."""
-    per_cell = np.array([[10e6, 10e6 * ratio], [20e6, 20e6]])  # buffer, pacing
-    goodput = np.repeat(per_cell[:, :, None, None, None], 3, axis=-1)  # rep, flow, time
-    ds = xr.Dataset(
-        {
-            "goodput_bps": (("buffer", "pacing", "rep", "flow", "time"), goodput),
-            "flow_kind": (("flow",), np.array(["bulk"])),
-        },
-        coords={
-            "buffer": [20, 100],
-            "pacing": [False, True],
-            "rep": [0],
-            "flow": ["bn0"],
-            "time": [5.0, 10.0, 15.0],
-        },
-        attrs={"warmup_s": 4.0},
-    )
-    return {"B5.20": ds}
+    return {"B5.20": _pacing_dataset(ratio, 1.0)}
 
 
 # ---- study C ----------------------------------------------------------------------------------
