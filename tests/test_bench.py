@@ -134,6 +134,15 @@ localrule combine:
 Finished jobid: 7 (Rule: combine)
 [Fri Nov 27 13:00:30 2026]
 Finished jobid: 3 (Rule: simulate_batch)
+[Fri Nov 27 13:00:31 2026]
+rule draw_A1_A2_utilisation:
+    jobid: 8
+[Fri Nov 27 13:00:33 2026]
+rule draw_D4_transfer_volume:
+    jobid: 9
+[Fri Nov 27 13:00:40 2026]
+Finished jobid: 8 (Rule: draw_A1_A2_utilisation)
+Finished jobid: 9 (Rule: draw_D4_transfer_volume)
 [Fri Nov  7 13:01:00 2026]
 rule simulate_batch:
     jobid: 4
@@ -143,4 +152,5 @@ Error in rule simulate_batch:
     assert stage_times(log) == {
         "simulate_batch": {"jobs": 1, "job_s": 30.0},  # job 4 never finished: not counted
         "combine": {"jobs": 1, "job_s": 3.0},
+        "draw": {"jobs": 2, "job_s": 9.0 + 7.0},  # the notebook jobs, one stage
     }

@@ -76,3 +76,85 @@ def test_notebook_runs_with_its_default_parameters(tmp_path, notebook):
     outputs = [o for c in executed["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
     assert not [o for o in outputs if o["output_type"] == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs), "no figure was drawn"
+
+
+def test_every_figure_is_drawn_by_one_execution_of_its_notebook():
+    """The workflow's notebook jobs (tcprepro.campaign.notebooks): each figure once, with
+    the parameters its notebook takes and the outputs the paper reads."""
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.notebooks import notebook_runs
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    jobs = notebook_runs(config, config.figures)
+    runs = {run.figure: run for group in jobs.values() for run in group}
+    assert sorted(runs) == sorted(config.figures)
+    assert sum(len(group) for group in jobs.values()) == len(config.figures)
+    for notebook, group in jobs.items():
+        assert {str(config.figure(run.figure)["notebook"]) for run in group} == {notebook}
+    assert runs["X3"].parameters == {
+        "figure_id": "X3",
+        "combined": "data/combined/X3.nc",
+        "emulated": "data/combined/emulated/X3.nc",
+        "output_pdf": "paper/figures/X3.pdf",
+    }
+    assert runs["C2"].outputs == ["paper/generated/C2.tex", "data/notebooks/C2.ipynb"]
+    assert runs["C2"].inputs == ["data/combined/C3.1.nc"]  # C2 draws C3.1's runs
+    assert runs["D1"].outputs == [
+        *("paper/figures/D1.pdf", "paper/figures/D1.json", "paper/generated/D1.tex"),
+        "data/notebooks/D1.ipynb",
+    ]
+    assert runs["D1.1"].inputs == ["data/combined/emulated/D1.1.nc"]  # emulated only
+
+
+def _tiny_notebook(path: Path) -> Path:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    parameters = nbformat.v4.new_code_cell('figure_id = "T0"\nfail = False')
+    parameters.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        parameters,
+        nbformat.v4.new_code_cell(
+            "import matplotlib\n"
+            "matplotlib.use('agg')\n"
+            "import matplotlib.pyplot as plt\n"
+            "assert 'left_over' not in globals(), 'a name of the previous figure'\n"
+            "assert not plt.get_fignums(), 'a figure of the previous execution'\n"
+            "left_over = figure_id\n"
+            "plt.figure()\n"
+            "assert not fail, f'{figure_id} fails'"
+        ),
+    ]
+    nbformat.write(nb, path)
+    return path
+
+
+def test_one_kernel_executes_each_figure_as_if_alone(tmp_path, monkeypatch):
+    """Executions share a kernel but no name, open figure or cell number; a failed one is
+    reported and the next still runs."""
+    from tcprepro.campaign.notebooks import NotebookRun, execute
+
+    monkeypatch.chdir(tmp_path)
+    notebook = _tiny_notebook(tmp_path / "tiny.ipynb")
+    runs = [
+        NotebookRun("T1", {"figure_id": "T1"}),
+        NotebookRun("T2", {"figure_id": "T2", "fail": True}),
+        NotebookRun("T3", {"figure_id": "T3"}),
+    ]
+    lines = []
+    assert execute(notebook, runs, progress=lines.append) == ["T2"]
+    assert any(line.startswith("T2: FAILED") for line in lines)
+    assert [line.split(":")[0] for line in lines if "drawn in" in line] == ["T1", "T3"]
+    for figure in ("T1", "T3"):
+        executed = json.loads((tmp_path / f"data/notebooks/{figure}.ipynb").read_text())
+        code = [c for c in executed["cells"] if c["cell_type"] == "code"]
+        assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
+        assert not [o for c in code for o in c["outputs"] if o["output_type"] == "error"]
+    failed = json.loads((tmp_path / "data/notebooks/T2.ipynb").read_text())
+    errors = [o for c in failed["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+    assert any("T2 fails" in str(o.get("evalue")) for o in errors)

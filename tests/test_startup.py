@@ -1,7 +1,7 @@
 """Process start-up: what every workflow job pays before its work.
 
 jsonschema imports ``rfc3987_syntax`` when installed, which compiles 39 grammars on import
-(2.5-6 s a process); tcprepro's processes (the config validation, ``tcprepro papermill``,
+(2.5-6 s a process); tcprepro's processes (the config validation, ``tcprepro draw-notebook``,
 the workflow's Snakemake) skip it (:func:`tcprepro.skip_iri_grammars`).
 """
 
@@ -25,19 +25,23 @@ def test_loading_the_workflow_config_does_not_compile_the_iri_grammars():
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
-def test_tcprepro_papermill_runs_papermill_and_keeps_its_exit_status(tmp_path):
-    notebook = ROOT / "notebooks/D4_transfer_volume.ipynb"
-    help_text = subprocess.run(
-        [BIN / "tcprepro", "papermill", "--help"], capture_output=True, text=True, check=True
-    ).stdout
-    assert "papermill" in help_text.lower()
-    assert "--parameters" in help_text
+def test_draw_notebook_refuses_a_figure_of_another_notebook_before_starting_a_kernel():
+    notebook = "notebooks/D4_transfer_volume.ipynb"
     failed = subprocess.run(
-        [BIN / "tcprepro", "papermill", str(tmp_path / "missing.ipynb"), str(tmp_path / "o.ipynb")],
+        [BIN / "tcprepro", "draw-notebook", notebook, "D4", "A1"],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert failed.returncode != 0
-    assert "missing.ipynb" in failed.stdout + failed.stderr
-    assert notebook.exists()
+    assert failed.returncode == 2
+    assert "A1 is drawn by notebooks/A1_A2_utilisation.ipynb" in failed.stderr
+    unknown = subprocess.run(
+        [BIN / "tcprepro", "draw-notebook", notebook, "D9"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert unknown.returncode == 2
+    assert "no figure 'D9'" in unknown.stderr

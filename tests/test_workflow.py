@@ -49,6 +49,16 @@ def job_counts(output):
     return counts
 
 
+def drawn(output):
+    """Per notebook job (rule draw_<notebook>), the figure ids its shell command draws
+    (``tcprepro draw-notebook <notebook> <ids>``, printed by --printshellcmds)."""
+    jobs = {}
+    for line in output.splitlines():
+        if found := re.search(r"tcprepro draw-notebook (\S+) ([^>]+)>", line):
+            jobs.setdefault(found[1], []).append(found[2].split())
+    return jobs
+
+
 def copy_workflow(dest):
     for name in ("Snakefile", "workflow", "notebooks", "paper"):
         source = ROOT / name
@@ -89,6 +99,7 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
         "-n",
         "--cores",
         "2",
+        "--printshellcmds",
         "--config",
         f"tier={profile}",
         "emulation=exclude",
@@ -103,9 +114,16 @@ def test_dry_run_of_every_profile(tmp_path, profile, simulations):
     # the runs in batch jobs, one process each (tests/test_batches.py)
     assert counts["simulate_batch"] == sum(len(config.batches(f, profile)) for f in figures)
     assert counts["simulate_batch"] < simulations
-    # A1, A2, A1.1, A2.1, A3, A4; D1-D4; B5.1-B5.20; C1, C3.1-C3.6
-    assert counts["figure"] == 6 + 4 + 20 + 7
-    assert counts["table"] == 2 + 1  # D1 and D2 (tables in the thesis), C2 (Table I)
+    # one job per notebook (11 without the cross-checks' X1-X14), each drawing its figures
+    # in one kernel: A1, A2, A1.1, A2.1, A3, A4; D1-D4; B5.1-B5.20; C1, C2 (Table I), C3.1-C3.6
+    jobs = drawn(result.stdout)
+    assert sum(n for name, n in counts.items() if name.startswith("draw_")) == len(jobs) == 11
+    assert all(len(ids) == 1 for ids in jobs.values()), "a notebook run by two jobs"
+    ids = [f for figures_ in jobs.values() for f in figures_[0]]
+    assert sorted(ids) == sorted(
+        f for f in config.figures if f[0] != "X" and f not in EMULATED.split(", ")
+    )
+    assert len(ids) == 6 + 4 + 20 + 8
     assert counts["combine"] == 4 + 3 + 5 + 5  # figures drawn from another's runs have none
     assert counts["claims"] == 4
     assert counts["paper"] == 1
@@ -139,11 +157,16 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
     assert counts["simulate_batch"] == sum(len(config.batches(f, "quick")) for f in simulated)
     assert counts["emulate_figure"] == 15  # one per figure (X1-X14 and D1.1)
     assert counts["crosscheck_table"] == 14
-    assert counts["crosscheck_figure"] == 14
     if decision.parallel:  # virtual time: one UML boot per core, no exclusive slot
         assert "--figure X3 --route uml --jobs 2" in result.stdout
-    assert counts["figure"] == 6 + 4 + 20 + 7 + 2  # + D1.1, D2.1
-    assert counts["table"] == 3 + 2
+    # the cross-checks' notebook draws X1-X14 in one job; D1.1 and D2.1 join D1 and D2's
+    jobs = drawn(result.stdout)
+    assert counts["draw_X1_X14_crosscheck"] == 1
+    assert sorted(jobs["notebooks/X1-X14_crosscheck.ipynb"][0]) == sorted(
+        f"X{k}" for k in range(1, 15)
+    )
+    assert sorted(jobs["notebooks/D1-D2.1_socket_buffers.ipynb"][0]) == ["D1", "D1.1", "D2", "D2.1"]
+    assert sum(len(ids[0]) for ids in jobs.values()) == 6 + 4 + 20 + 8 + 2 + 14
     assert "emulation included" in result.stderr
 
 
@@ -162,7 +185,7 @@ def test_dry_run_of_the_verify_profile_runs_the_claims_cells_only(tmp_path):
     assert counts["simulate_batch"] == sum(len(config.batches(f, "verify")) for f in read)
     assert counts["combine"] == len(read)
     assert counts["claims"] == 4
-    assert "figure" not in counts
+    assert not [name for name in counts if name.startswith("draw_")]
     assert "paper" not in counts
     # its claims are kept apart: a later quick or paper report sets them next to its own
     assert "data/claims/verify/A.csv" in result.stdout

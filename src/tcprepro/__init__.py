@@ -7,7 +7,8 @@ Package map (each module's docstring says what it owns):
 - ``ns3``: the ns-3 backend (C++ models and trace sinks, compiled once); ``emulation``:
   real Linux TCP (Mininet natively, in User-mode Linux or in a VM);
 - ``store``, ``provenance``: the xarray trace store and run provenance;
-- ``campaign``: the workflow's runs, batches, cache keys, plans and trace bundles;
+- ``campaign``: the workflow's runs, batches, notebook jobs, cache keys, plans and trace
+  bundles;
 - ``metrics``, ``analysis``, ``models``: measurements and the papers' analytic models;
 - ``claims``: the claims registry, readings and checker;
 - ``figures``, ``paper``, ``latex``: figures and the generated report;

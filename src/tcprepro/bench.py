@@ -335,7 +335,8 @@ def stage_times(log_text: str) -> dict[str, dict[str, float]]:
     """Per rule, the jobs Snakemake's log shows finished and their summed job time (s).
 
     A job's time runs from the time stamp before its ``rule`` block to the one before its
-    ``Finished jobid`` line (whole seconds, as Snakemake logs them).
+    ``Finished jobid`` line (whole seconds, as Snakemake logs them). The notebook jobs
+    (``draw_<notebook>``, one rule per notebook) are one stage, ``draw``.
     """
     import datetime as dt
 
@@ -353,7 +354,9 @@ def stage_times(log_text: str) -> dict[str, dict[str, float]]:
             rule = None
         elif (found := _FINISHED.match(line)) and found[1] in started and stamp is not None:
             name, begun = started.pop(found[1])
-            row = out.setdefault(name, {"jobs": 0, "job_s": 0.0})
+            row = out.setdefault(
+                "draw" if name.startswith("draw_") else name, {"jobs": 0, "job_s": 0.0}
+            )
             row["jobs"] += 1
             row["job_s"] += (stamp - begun).total_seconds()
     return out

@@ -14,6 +14,7 @@ from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
 from tcprepro.campaign.batches import manifest_dir
+from tcprepro.campaign.notebooks import notebook_runs, rule_name as notebook_rule
 from tcprepro.campaign.bundle import RECORD as BUNDLE_RECORD
 from tcprepro.installation import library_digest
 
@@ -106,14 +107,8 @@ def scenario_files(wildcards):
     return WORKFLOW.scenario_files(wildcards.figure)
 
 
-def figure_notebook(wildcards):
-    """The papermill notebook that draws a figure."""
-    return WORKFLOW.figure(wildcards.figure)["notebook"]
-
-
-def figure_combined(wildcards):
-    """Combined dataset a figure draws (its own, or the one named by its data: key)."""
-    return WORKFLOW.combined_path(wildcards.figure)
+# Per notebook, the figures this build draws with it (one job per notebook: figures.smk)
+NOTEBOOK_RUNS = notebook_runs(WORKFLOW, FIGURES)
 
 
 def study_combined(wildcards):

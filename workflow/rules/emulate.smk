@@ -54,27 +54,3 @@ rule crosscheck_table:
         "tcprepro crosscheck --figure {wildcards.figure} --tex {output.tex} "
         "--csv {output.csv} --views-csv {output.views} {input.ns3} {input.emulated} "
         "> {log} 2>&1"
-
-
-rule crosscheck_figure:
-    input:
-        ns3="data/combined/{figure}.nc",
-        emulated="data/combined/emulated/{figure}.nc",
-        notebook=figure_notebook,
-    output:
-        pdf="paper/figures/{figure}.pdf",
-        facts="paper/figures/{figure}.json",
-        notebook="data/notebooks/{figure}.ipynb",
-    log:
-        "data/logs/figures/{figure}.log",
-    wildcard_constraints:
-        figure="X[0-9]+",
-    params:
-        library=LIBRARY,
-    shell:
-        "tcprepro papermill {input.notebook} {output.notebook} --no-progress-bar "
-        "-p combined {input.ns3} -p emulated {input.emulated} "
-        "-p figure_id {wildcards.figure} -p output_pdf {output.pdf} > {log} 2>&1"
-
-
-ruleorder: crosscheck_figure > figure

@@ -1,42 +1,25 @@
-# Figure rules: a parameterised notebook reads a combined dataset and draws the
-# figure (or writes the table) the paper includes, and records what it drew
-# (<figure>.json, read by the paper's captions). Restyling a figure reruns no
-# simulation.
+# Figure rules: one job per notebook draws all the figures (and tables) it draws in one
+# Jupyter kernel, papermill executing the notebook once per figure with its parameters
+# (tcprepro.campaign.notebooks); each figure keeps its executed notebook
+# (data/notebooks/<figure>.ipynb) and writes what it drew (<figure>.json, read by the
+# paper's captions). Restyling a figure reruns no simulation.
+for _notebook, _runs in NOTEBOOK_RUNS.items():
 
-
-rule figure:
-    input:
-        combined=figure_combined,
-        notebook=figure_notebook,
-    output:
-        pdf="paper/figures/{figure}.pdf",
-        facts="paper/figures/{figure}.json",
-        notebook="data/notebooks/{figure}.ipynb",
-    log:
-        "data/logs/figures/{figure}.log",
-    params:
-        library=LIBRARY,
-    shell:
-        "tcprepro papermill {input.notebook} {output.notebook} --no-progress-bar "
-        "-p combined {input.combined} -p figure_id {wildcards.figure} "
-        "-p output_pdf {output.pdf} > {log} 2>&1"
-
-
-rule table:
-    input:
-        combined=figure_combined,
-        notebook=figure_notebook,
-    output:
-        tex="paper/generated/{figure}.tex",
-        notebook="data/notebooks/{figure}_table.ipynb",
-    log:
-        "data/logs/tables/{figure}.log",
-    params:
-        library=LIBRARY,
-    shell:
-        "tcprepro papermill {input.notebook} {output.notebook} --no-progress-bar "
-        "-p combined {input.combined} -p figure_id {wildcards.figure} "
-        "-p output_tex {output.tex} > {log} 2>&1"
+    rule:
+        name:
+            notebook_rule(_notebook)
+        input:
+            notebook=_notebook,
+            data=sorted({path for run in _runs for path in run.inputs}),
+        output:
+            [path for run in _runs for path in run.outputs],
+        log:
+            f"data/logs/figures/{Path(_notebook).stem}.log",
+        params:
+            library=LIBRARY,
+            figures=" ".join(run.figure for run in _runs),
+        shell:
+            "tcprepro draw-notebook {input.notebook} {params.figures} > {log} 2>&1"
 
 
 rule claims:

@@ -247,16 +247,31 @@ def _cmd_sweep_run(args: argparse.Namespace) -> int:
     return _run_and_write(run.scenario(), run.rep, Path(args.output), args.quiet, run.attrs())
 
 
-def _cmd_papermill(args: argparse.Namespace) -> int:
+def _cmd_draw_notebook(args: argparse.Namespace) -> int:
     from tcprepro import skip_iri_grammars
 
     skip_iri_grammars()  # before nbformat imports jsonschema
-    from papermill.cli import papermill
+    from tcprepro.campaign.notebooks import execute, notebook_runs
 
-    try:
-        papermill.main(args=args.arguments, prog_name="papermill")
-    except SystemExit as exc:
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 1
+    config = _workflow(args)
+    for figure in args.figures:
+        config.figure(figure)  # an unknown id: a ConfigError naming it and the known ones
+    runs = notebook_runs(config, args.figures)
+    notebook = Path(args.notebook)
+    elsewhere = {f.figure: nb for nb, rs in runs.items() for f in rs if Path(nb) != notebook}
+    if elsewhere:
+        raise ConfigError(
+            "figures: "
+            + "; ".join(f"{f} is drawn by {nb}" for f, nb in elsewhere.items())
+            + f", not {args.notebook}"
+        )
+    if not notebook.is_file():
+        raise ConfigError(f"notebook: {args.notebook} does not exist")
+    mine = [run for nb, rs in runs.items() for run in rs]
+    failed = execute(notebook, mine, progress=lambda line: print(line, file=sys.stderr))
+    if failed:
+        print(f"{args.notebook}: {', '.join(failed)} failed", file=sys.stderr)
+        return 1
     return 0
 
 

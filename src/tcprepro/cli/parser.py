@@ -16,12 +16,12 @@ from tcprepro.cli.commands import (
     _cmd_combine,
     _cmd_crosscheck,
     _cmd_doctor,
+    _cmd_draw_notebook,
     _cmd_emulate,
     _cmd_emulate_figure,
     _cmd_explore_run,
     _cmd_paper_check,
     _cmd_paper_inputs,
-    _cmd_papermill,
     _cmd_plan,
     _cmd_readings,
     _cmd_simulate,
@@ -210,14 +210,14 @@ def _add_campaign_commands(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_sweep_run)
 
     p = sub.add_parser(
-        "papermill",
-        help="run papermill (same arguments) without compiling jsonschema's IRI grammars "
-        "(used by Snakemake)",
-        add_help=False,
-        prefix_chars="+",  # every argument, options included, is papermill's (--help too)
+        "draw-notebook",
+        help="draw figures with their notebook, papermill executing it once per figure in "
+        "one kernel (used by Snakemake)",
     )
-    p.add_argument("arguments", nargs=argparse.REMAINDER, help="papermill's arguments")
-    p.set_defaults(func=_cmd_papermill)
+    _workflow_args(p)
+    p.add_argument("notebook", help="the notebook (notebooks/<ids>_<name>.ipynb)")
+    p.add_argument("figures", nargs="+", help="the figure ids it draws (its config blocks')")
+    p.set_defaults(func=_cmd_draw_notebook)
 
     p = sub.add_parser(
         "sweep-batch",
