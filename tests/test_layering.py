@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "tcprepro"
 LOW = (
     *("models", "store", "scenario", "variants", "units"),
     *("scenario_io", "traffic", "network_plan", "installation", "provenance", "metrics", "latex"),
-    "testbeds",
+    *("testbeds", "yamlfile"),
 )
 #: what sits above: derived numbers, drawings, verdicts, the campaign, the backends, the CLI
 HIGH = ("analysis", "figures", "claims", "campaign", "ns3", "emulation", "cli")

@@ -38,7 +38,6 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import stats
 
 __all__ = [
     "conditional_response",
@@ -296,6 +295,8 @@ def conditional_response(
         mean = done.mean() if done.size else np.nan
         half = np.nan
         if done.size >= 2:
+            from scipy import stats  # here: importing scipy.stats costs a second a process
+
             sem = done.std(ddof=1) / np.sqrt(done.size)
             half = stats.t.ppf(0.5 + confidence / 2, done.size - 1) * sem
         low_edge, high_edge = edges[index], edges[min(index + 1, len(edges) - 1)]

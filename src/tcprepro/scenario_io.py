@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from tcprepro import testbeds, traffic
 from tcprepro.errors import ConfigError
 from tcprepro.scenario import Scenario
+from tcprepro.yamlfile import load_yaml
 
 __all__ = [
     "Override",
@@ -86,7 +87,7 @@ def _parse_yaml_file(name: str, _mtime_ns: int, _size: int) -> dict[str, Any]:
 @functools.lru_cache(maxsize=64)
 def _parse_yaml(text: str) -> Any:
     """Parsed YAML of a file's text, cached by content (a sweep reloads the same files)."""
-    return yaml.safe_load(text)
+    return load_yaml(text)
 
 
 def _load_raw(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
@@ -121,7 +122,7 @@ def _parse_override(text: str) -> Override:
     if not sep or not key.strip():
         raise ConfigError(f"override {text!r} must look like key.path=value", "--set")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = load_yaml(raw) if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
     return key.strip(), value

@@ -35,6 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tcprepro.errors import ConfigError
+from tcprepro.yamlfile import load_yaml
 
 __all__ = [
     "Knob",
@@ -194,7 +195,7 @@ def _merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
 def _load(path_text: str, _mtime_ns: int) -> TestbedProfile:
     path = Path(path_text)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except FileNotFoundError:
         raise ConfigError("testbed profile not found", path_text) from None
     except yaml.YAMLError as exc:

@@ -31,6 +31,7 @@ from tcprepro.quoting import fill
 from tcprepro.scenario import Scenario
 from tcprepro.scenario_io import Override, load_scenario
 from tcprepro.testbeds import WhatIf, load_profile
+from tcprepro.yamlfile import load_yaml
 
 __all__ = ["TIERS", "WorkflowConfig", "load_workflow_config", "validate_workflow_config"]
 
@@ -521,7 +522,7 @@ class WorkflowConfig:
             path: Path | None = Path(self.figure(figure)["scenario"])
             while path is not None and str(path) not in files:
                 files.append(str(path))
-                base = yaml.safe_load(path.read_text()).get("base")
+                base = load_yaml(path.read_text()).get("base")
                 path = path.parent / base if base else None
             self._files[figure] = files
         return list(self._files[figure])
@@ -556,7 +557,7 @@ def load_workflow_config(
     """Read and validate the workflow config against its JSON schema."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = load_yaml(path.read_text())
     except FileNotFoundError:
         raise ConfigError("file not found", str(path)) from None
     except yaml.YAMLError as exc:
@@ -574,7 +575,7 @@ def validate_workflow_config(
     skip_iri_grammars()
     import jsonschema
 
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = load_yaml(Path(schema_path).read_text())
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(dict(data)), key=lambda e: list(e.absolute_path))
     if errors:

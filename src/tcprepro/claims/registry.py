@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
+from tcprepro.yamlfile import load_yaml
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def _validate_twin(claim_id: str, requires: tuple[str, ...], block: Mapping[str,
 def reading_rules() -> dict[str, Mapping[str, str]]:
     """The reading guide (``readings.yaml``): each rule by id (R1 ...), in order."""
     text = resources.files(__package__).joinpath("readings.yaml").read_text()
-    return {entry["id"]: entry for entry in yaml.safe_load(text)}
+    return {entry["id"]: entry for entry in load_yaml(text)}
 
 
 def load_registry(path: str | Path | None = None) -> list[Claim]:
@@ -135,7 +135,7 @@ def _parsed_registry(text: str) -> tuple[Claim, ...]:
     from tcprepro.claims.cells import REGIME_KEYS, validate_claim_cells
 
     claims = []
-    for entry in yaml.safe_load(text):
+    for entry in load_yaml(text):
         entry = dict(entry)
         entry["requires"] = tuple(entry.get("requires", ()))
         entry["cells"] = tuple(entry.get("cells", ()))
