@@ -25,9 +25,10 @@ def test_the_main_deviations_name_study_cs_tier_rate_and_its_models():
     items = _items(text)
     # the tier's changes, computed from the tier settings: study C at 10 Mb/s, C1 at 200 ms
     assert any(
-        "C1, C3.1, C3.3: bottleneck rate 10 Mb/s (paper tier: 500 Mb/s)" in i for i in items
+        "C1, C3.1, C3.3: bottleneck rate is 10 Mb/s (paper tier: 500 Mb/s)" in i for i in items
     ), items
-    assert any("C1: RTT of senders s 200 ms (paper tier: 25 ms)" in i for i in items), items
+    # C1's senders as the paper names them (the scenario's label), not the group "s"
+    assert any("C1: RTT of hosts 1 and 2 is 200 ms (paper tier: 25 ms)" in i for i in items), items
     assert items[0].startswith(r"Tier \texttt{smoke}: runs of")
     # the models' deviations: TCP Africa absent, YeAH (YeahPaper) tcprepro's own model
     [variants] = [i for i in items if "TCP Africa not compared" in i]

@@ -13,6 +13,13 @@ from tcprepro.scenario.model import Note
 from tcprepro.units import format_rate
 
 
+def _shown(value: object) -> str:
+    """A parameter's value as the table prints it: a switch as on/off."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
 def _direction(cfg: LinkDirection) -> str:
     return f"{format_rate(cfg.rate)}, {cfg.delay * 1000:g} ms, {cfg.buffer_pkts} pkts {cfg.qdisc}"
 
@@ -34,7 +41,7 @@ def _topology_rows(scenario: Scenario) -> list[tuple[str, str]]:
         rtt = f", RTT {group.rtt * 1000:g} ms" if group.rtt is not None else ""
         rows.append(
             (
-                f"senders {group.name}",
+                group.shown_name,
                 f"{format_rate(group.rate)}, {group.delay * 1000:g} ms ×{group.count or 1}{rtt}",
             )
         )
@@ -57,9 +64,10 @@ def _parameter_rows(config: WorkflowConfig, figure: str, tier: str) -> list[tupl
     """(parameter, value) rows of a figure in a tier; swept parameters in the sweep rows."""
     scenario = _unswept_scenario(config, figure, tier)
     rows = _topology_rows(scenario)
+    sweep = config.figure(figure).get("sweep", {})
     for dim, values in config.sweep_values(figure, tier).items():
-        shown = ", ".join(map(str, values))
-        rows.append((f"sweep {dim}", f"{shown} ({len(values)})"))
+        shown = ", ".join(map(_shown, values))
+        rows.append((f"sweep: {sweep[dim].get('label', dim)}", f"{shown} ({len(values)})"))
     tcp = scenario.tcp
     repetitions = int(config.tier_settings(figure, tier)["repetitions"])
     rows += [
@@ -67,8 +75,9 @@ def _parameter_rows(config: WorkflowConfig, figure: str, tier: str) -> list[tupl
         ("repetitions / seed", f"{repetitions} / {scenario.seed}"),
         (
             "TCP",
-            f"MSS {tcp.mss} B, SACK {tcp.sack}, timestamps {tcp.timestamps}, delayed ACK "
-            f"{tcp.delayed_ack_count} segments or {tcp.delayed_ack_timeout * 1000:g} ms, "
+            f"MSS {tcp.mss} B, SACK {_shown(tcp.sack)}, timestamps {_shown(tcp.timestamps)}, "
+            f"delayed ACK {tcp.delayed_ack_count} segment{'s' * (tcp.delayed_ack_count != 1)} "
+            f"or {tcp.delayed_ack_timeout * 1000:g} ms, "
             f"IW {tcp.initial_cwnd_pkts}, buffers "
             f"{tcp.send_buffer // 1024} KiB, recovery {tcp.recovery}, min RTO "
             f"{tcp.min_rto:g} s",
@@ -87,7 +96,9 @@ def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
         + r"}) next to the paper tier's, which are the papers' own values unless its note "
         r"says otherwise: the scenario file with the figure's and the tier's settings, and "
         r"the values of each swept parameter (their number in parentheses), which replace "
-        r"the file's. \reprochanged{} marks a parameter this tier changed; \emph{same}: the "
+        r"the file's. A group of sender hosts is named by its role in the paper, with its access "
+        r"links: rate, one-way delay, $\times$ hosts (and the RTT where the scenario sets "
+        r"it). \reprochanged{} marks a parameter this tier changed; \emph{same}: the "
         r"paper tier's value is this build's.}"
         r"\label{tab:parameters}\\",
         r"\toprule Figure & Parameter & This build & Paper \\ \midrule",
@@ -139,7 +150,7 @@ def _rates_and_rtts(scenario: Scenario) -> dict[str, str]:
     values = {"bottleneck rate": format_rate(topo.bottleneck.rate)}
     for group in topo.senders:
         if group.rtt is not None:
-            values[f"RTT of senders {group.name}"] = f"{group.rtt * 1000:g} ms"
+            values[f"RTT of {group.shown_name}"] = f"{group.rtt * 1000:g} ms"
     return values
 
 
@@ -176,7 +187,7 @@ def _tier_changes(config: WorkflowConfig, tier: str, figures: list[str]) -> list
         + "."
     ]
     items += [
-        rf"{tex(', '.join(figs))}: {tex(name)} {tex(value)} (paper tier: {tex(paper)})."
+        rf"{tex(', '.join(figs))}: {tex(name)} is {tex(value)} (paper tier: {tex(paper)})."
         for (name, value, paper), figs in changed.items()
     ]
     return items
