@@ -6,7 +6,8 @@ Each parameter of a simulated figure in this build next to the paper tier's, and
 
 from __future__ import annotations
 
-from tcprepro.campaign import WorkflowConfig
+from tcprepro.campaign import TIERS, WorkflowConfig
+from tcprepro.errors import ConfigError
 from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
 from tcprepro.scenario.model import Note
@@ -131,10 +132,26 @@ def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
 def _noted(
     config: WorkflowConfig, tier: str, figures: list[str]
 ) -> dict[tuple[str, str, str], tuple[Note, list[str]]]:
-    """The scenario notes of ``figures``, each once, with the figures that carry it."""
+    """The scenario notes of ``figures`` that concern ``tier``, each once, with its figures.
+
+    A note with ``tiers`` is on those tiers' settings, and only their reports show it.
+
+    Raises
+    ------
+    ConfigError
+        A note names a tier that does not exist.
+    """
     seen: dict[tuple[str, str, str], tuple[Note, list[str]]] = {}
     for figure in figures:
         for note in config.figure_scenario(figure, tier).notes:
+            unknown = sorted(set(note.tiers or ()) - set(TIERS))
+            if unknown:
+                raise ConfigError(
+                    f"{figure}: note {note.field!r}: tiers {', '.join(unknown)} unknown; "
+                    f"the tiers are {', '.join(TIERS)}"
+                )
+            if not note.concerns(tier):
+                continue
             key = (note.kind, note.field, str(note.value))
             seen.setdefault(key, (note, []))[1].append(figure)
     return seen
@@ -225,7 +242,8 @@ def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
         r"\begin{longtable}{@{}P{0.09\linewidth}P{0.16\linewidth}P{0.19\linewidth}"
         r"P{0.19\linewidth}P{0.24\linewidth}@{}}",
         r"\caption{Parameters the papers leave open (choice) and deliberate departures "
-        r"from them (deviation), from the \texttt{notes} of each scenario file.}"
+        r"from them (deviation), from the \texttt{notes} of each scenario file (a note on "
+        r"one tier's settings in that tier's report only).}"
         r"\label{tab:deviations}\\",
         r"\toprule Figures & Field & Our value & Paper & Reason \\ \midrule",
         r"\endfirsthead",
