@@ -13,7 +13,7 @@ import pytest
 from matplotlib.lines import Line2D
 
 from tcprepro.figures.checks import FigureDefectError, check_figure, defects
-from tcprepro.figures.common import save_figure
+from tcprepro.figures.common import save_figure, suptitle, title_lines
 
 
 def _checks(fig, name="B5.1"):
@@ -163,6 +163,80 @@ def test_a_trace_figure_named_by_a_claim_needs_some_catalogue_id_in_its_title():
     _time_series(ax)
     ax.set_title("B5.10: Westwood+ at B = 20")
     assert _checks(fig, "B-c5")[0] == []
+
+
+B53_TITLE = "B5.3: background transfers in progress (load 50 %, measured 42 %)"
+
+
+def test_a_title_wider_than_its_figure_fails():
+    """B5.3 at the smoke tier: one column of panels, 2.6 in wide, under a one-line title."""
+    fig, ax = plt.subplots(figsize=(2.6, 2.5), layout="constrained")
+    _time_series(ax)
+    fig.suptitle(B53_TITLE)
+    checks, texts = _checks(fig, "B5.3")
+    assert checks == ["title placement", "title placement"]
+    assert "suptitle" in texts[0]
+    assert {t.split(" by its ")[1].split()[0] for t in texts} == {"left", "right"}
+
+    fig, ax = plt.subplots(figsize=(2.6, 2.5), layout="constrained")
+    _time_series(ax)
+    suptitle(fig, B53_TITLE)
+    assert _checks(fig, "B5.3")[0] == []
+
+
+def test_a_panel_title_past_the_figures_edge_fails():
+    """B5.12: one 3.4-in panel, its title past the figure's right edge."""
+    title = "B5.12: B = 20 packets, C = 50 Mb/s, PFQ/LQD, $\\rho_b$ = 50 %"
+    fig, ax = plt.subplots(figsize=(3.4, 2.5), layout="constrained")
+    _time_series(ax)
+    ax.set_ylabel("loss rate of the flow")
+    ax.set_title(title)
+    checks, texts = _checks(fig, "B5.12")
+    assert checks == ["title placement"]
+    assert texts[0].startswith("title of panel 1: ")
+    assert "by its right edge" in texts[0]
+
+    fig, ax = plt.subplots(figsize=(3.4, 2.5), layout="constrained")
+    _time_series(ax)
+    ax.set_ylabel("loss rate of the flow")
+    suptitle(fig, title)
+    assert _checks(fig, "B5.12")[0] == []
+
+
+def test_a_title_under_a_colour_bar_fails():
+    """A colour bar placed by hand over the panel's top: the title is drawn under it."""
+    grid = np.random.default_rng(1).random((4, 4))
+    fig, ax = plt.subplots(figsize=(3, 3))
+    fig.subplots_adjust(top=0.85)
+    image = ax.imshow(grid, cmap="viridis", aspect="auto")
+    fig.colorbar(image, cax=fig.add_axes((0.3, 0.86, 0.4, 0.04)), orientation="horizontal")
+    ax.set_title("B5.14: Reno")
+    checks, texts = _checks(fig, "B5.14")
+    assert checks == ["title placement"]
+    assert "runs into the colour bar" in texts[0]
+
+    fig, ax = plt.subplots(figsize=(3, 3), layout="constrained")
+    image = ax.imshow(grid, cmap="viridis", aspect="auto")
+    fig.colorbar(image, ax=ax, location="top")  # the layout puts the title above it
+    ax.set_title("B5.14: Reno")
+    assert _checks(fig, "B5.14")[0] == []
+
+
+def test_title_lines_break_between_phrases_and_each_line_fits():
+    from tcprepro.figures.common import _text_width_pt
+
+    title = "B5.12: B = 20 packets, C = 50 Mb/s, PFQ/LQD, $\\rho_b$ = 50 %"
+    assert title_lines(title, 6.0, 9.0) == title  # fits: one line
+    lines = title_lines(title, 2.6, 9.0).split("\n")
+    assert len(lines) > 1
+    assert " ".join(lines) == title  # only spaces after commas became line breaks
+    assert all(line.endswith(",") for line in lines[:-1])
+    assert all(_text_width_pt(line, 9.0) <= 2.6 * 72 for line in lines)
+    # a comma inside mathtext is no phrase break; a given line break stays
+    assert title_lines("$\\phi(i, j)$ of each variant, B = 20", 1.0, 9.0) == (
+        "$\\phi(i, j)$ of each variant,\nB = 20"
+    )
+    assert title_lines("B5.1: one, two\nthree", 6.0, 9.0) == "B5.1: one, two\nthree"
 
 
 def test_a_label_over_the_data_fails():

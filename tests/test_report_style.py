@@ -76,3 +76,34 @@ def test_the_parameters_table_sets_the_papers_value_next_to_each_changed_one():
     # the paper tier's own table marks nothing
     assert r"\reprochanged{} " not in _parameters(config, "paper", ["A1"]).split(r"\endhead")[1]
     assert re.search(r"(?m)^A1 & ", text)
+
+
+def test_the_parameters_table_names_sender_groups_and_sweeps_as_the_report_does():
+    """Issue 34: "senders s", "RTT of senders s", "sweep rtt2": the scenario's and the
+    config's internal names. Each sender group of a simulated figure has the label its
+    paper's terms give it; each sweep row names its dimension by its axis label."""
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.paper import _parameters
+    from tcprepro.scenario import DumbbellTopology
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    figures = config.simulated_figures
+    text = _parameters(config, "smoke", figures)
+    names = {
+        line.split(" & ")[1].replace(r"\reprochanged{} ", "")
+        for line in text.splitlines()
+        if line.count(" & ") == 3
+    }
+    for figure in figures:
+        topology = config.figure_scenario(figure, "paper").topology
+        if not isinstance(topology, DumbbellTopology):
+            continue
+        for group in topology.senders:
+            assert group.label, f"{figure}: sender group {group.name!r} has no label"
+            assert group.label in names
+        sweep = config.figure(figure).get("sweep", {})
+        for dim, spec in sweep.items():
+            assert f"sweep: {spec.get('label', dim)}" in names, (figure, dim)
+    assert not [n for n in names if n.startswith("senders ") or re.match(r"sweep \w", n)]
+    assert {"hosts 1 and 2", "host 1", "host 2", "web clients", "sweep: RTT2"} <= names
+    assert "SACK on, timestamps on" in text

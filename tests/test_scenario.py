@@ -128,6 +128,32 @@ def test_cache_key_covers_scenario_seed_rep_and_versions():
     assert key != load_scenario_dict(other).cache_key(0, "ns3", versions)
 
 
+def test_a_sender_groups_label_names_it_for_the_report_and_changes_no_cache_key():
+    versions = {"tcprepro": "1", "ns3": "3.44"}
+    plain = load_scenario_dict(DUMBBELL)
+    labelled = load_scenario_dict(
+        apply_overrides(DUMBBELL, ["topology.senders.0.label=bottlenecked flow's host"])
+    )
+    assert plain.topology.senders[0].shown_name == "senders s"
+    assert labelled.topology.senders[0].shown_name == "bottlenecked flow's host"
+    # words for a reader: the resolved scenario, its cache key and its runs are the same
+    assert labelled.resolved() == plain.resolved()
+    assert labelled.cache_key(0, "ns3", versions) == plain.cache_key(0, "ns3", versions)
+
+
+def test_a_notes_tiers_say_which_reports_show_it_and_change_no_cache_key():
+    versions = {"tcprepro": "1", "ns3": "3.44"}
+    note = {"field": "sweep", "value": "i = 1, 2", "reason": "budget of the quick tier"}
+    plain = load_scenario_dict(scenario_dict(DUMBBELL, notes=[note]))
+    tiered = load_scenario_dict(scenario_dict(DUMBBELL, notes=[{**note, "tiers": ["quick"]}]))
+    assert plain.notes[0].concerns("smoke")
+    assert plain.notes[0].concerns("paper")
+    assert tiered.notes[0].concerns("quick")
+    assert not tiered.notes[0].concerns("smoke")
+    assert tiered.resolved() == plain.resolved()
+    assert tiered.cache_key(0, "ns3", versions) == plain.cache_key(0, "ns3", versions)
+
+
 @pytest.mark.parametrize(
     "override",
     ["flows.up.variant=NotAVariant", "topology.uplink.rate=-1Mbps", "topology.uplinkk.rate=1Mbps"],

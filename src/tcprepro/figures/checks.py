@@ -28,6 +28,10 @@ figure with one of these defects is never written:
 ``overlapping text``
     Two texts of the figure (tick labels, axis labels, titles, annotations) whose
     boxes overlap: crammed ticks, stacked labels colliding.
+``title placement``
+    A title (a panel's, or the figure's suptitle) whose box leaves the figure's, clipped
+    by its edge (saved cut to its contents, the file would grow past the width the
+    figure was made for, and the report would shrink it), or meets a colour bar's axes.
 ``ticks``
     A numeric axis of a panel with data that labels fewer than two ticks (a log
     axis with one tick gives no scale); an axis whose ticks the figure places
@@ -82,6 +86,7 @@ CHECKS = (
     "text over data",
     "axis range",
     "overlapping text",
+    "title placement",
     "ticks",
 )
 #: the least share of an axis's range the data must span
@@ -171,6 +176,7 @@ def defects(fig: Figure, name: str) -> list[Defect]:
         found += _range_defects(ax)
         found += _tick_defects(ax, renderer)
     found += _overlapping_text(fig, renderer)
+    found += _title_placement(fig, panels, renderer)
     return found
 
 
@@ -471,6 +477,58 @@ def _title_defects(fig: Figure, panels: list[Axes], name: str) -> list[Defect]:
 def _has_id(text: str, own: re.Match[str] | None) -> bool:
     ids = CATALOGUE_ID.findall(text)
     return own.group(0) in ids if own else bool(ids)
+
+
+# ---------------------------------------------------------------- title placement
+
+
+def _titles(fig: Figure, panels: list[Axes]) -> Iterator[tuple[str, Text]]:
+    """Every title the figure prints, with where it is: the suptitle, each panel's three."""
+    suptitle = fig._suptitle
+    if suptitle is not None:
+        yield "suptitle", suptitle
+    for ax in panels:
+        for title in (ax.title, ax._left_title, ax._right_title):
+            yield f"title of panel {fig.axes.index(ax) + 1}", title
+
+
+def _title_placement(fig: Figure, panels: list[Axes], renderer: object) -> list[Defect]:
+    """Titles past the figure's edges (by more than the slack) or over a colour bar."""
+    page = fig.bbox
+    bars = [ax for ax in fig.axes if ax.get_visible() and _is_colourbar(ax)]
+    out = []
+    for where, title in _titles(fig, panels):
+        text = title.get_text().strip()
+        if not text or not title.get_visible():
+            continue
+        box = title.get_window_extent(renderer)
+        if box.width <= 0 or box.height <= 0:
+            continue
+        beyond = {
+            "left": page.x0 - box.x0,
+            "right": box.x1 - page.x1,
+            "bottom": page.y0 - box.y0,
+            "top": box.y1 - page.y1,
+        }
+        for edge, pixels in beyond.items():
+            if pixels > _SLACK_PX:
+                out.append(
+                    Defect(
+                        "title placement",
+                        f"{where}: {text!r} leaves the figure by its {edge} edge "
+                        f"({pixels:.0f} px clipped)",
+                    )
+                )
+        for bar in bars:
+            overlap = Bbox.intersection(box, bar.get_window_extent(renderer))
+            if overlap is None or min(overlap.width, overlap.height) <= _SLACK_PX:
+                continue
+            label = bar.get_ylabel() or bar.get_xlabel()
+            named = f" ({label!r})" if label else ""
+            out.append(
+                Defect("title placement", f"{where}: {text!r} runs into the colour bar{named}")
+            )
+    return out
 
 
 # ---------------------------------------------------------------- text over data

@@ -9,6 +9,8 @@ The report includes every figure at its natural size (scaled down only if it wou
 not fit), so a figure is made at most :data:`TEXT_WIDTH_IN` wide and
 :data:`MAX_HEIGHT_IN` high, and its text is :data:`FONT_PT` points on paper: the
 same size in every figure. Importing this module sets matplotlib's text sizes.
+A figure's width follows the panels its tier drew, so its title (:func:`suptitle`)
+takes the lines that width needs, broken between the title's phrases.
 
 What was drawn
 --------------
@@ -24,8 +26,9 @@ Checked before saving
 :func:`save_figure` runs :func:`tcprepro.figures.checks.check_figure` on the figure
 first: a legend entry naming nothing drawn, a colour scale without its bar, a title
 without the catalogue id, text over data, an axis leaving the data a sliver of its
-range, colliding texts or an axis with one tick label stop the build, naming the
-figure and the defect, and nothing is written.
+range, colliding texts, a title clipped by the figure's edge or running into a colour
+bar, or an axis with one tick label stop the build, naming the figure and the defect,
+and nothing is written.
 """
 
 from __future__ import annotations
@@ -39,7 +42,11 @@ from typing import Any
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib import cbook
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.text import Text
+from matplotlib.textpath import TextToPath
 
 from tcprepro.latex import write_tabular
 
@@ -55,6 +62,8 @@ __all__ = [
     "save_figure",
     "save_table",
     "spread_statement",
+    "suptitle",
+    "title_lines",
 ]
 
 #: widest figure: the report's text width (A4, 2 cm margins: 17 cm) less the saved margin
@@ -125,6 +134,56 @@ def record(fig: Figure, facts: Drawn) -> Figure:
 def drawn(fig: Figure) -> Drawn | None:
     """The facts a drawing function recorded on ``fig``, if any."""
     return getattr(fig, "_tcprepro_drawn", None)
+
+
+def _text_width_pt(text: str, size_pt: float) -> float:
+    """Width of one line of ``text`` printed at ``size_pt`` (mathtext between ``$``), points."""
+    ismath = cbook.is_math_text(text)
+    width, _, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(size=size_pt), ismath=ismath
+    )
+    return float(width)
+
+
+def _phrases(line: str) -> list[str]:
+    """A line split after each comma outside mathtext, the comma kept with its phrase."""
+    out, start, in_math = [], 0, False
+    for i, char in enumerate(line):
+        if char == "$" and (i == 0 or line[i - 1] != "\\"):
+            in_math = not in_math
+        elif char == "," and not in_math and line[i + 1 : i + 2] == " ":
+            out.append(line[start : i + 1])
+            start = i + 2
+    return [*out, line[start:]]
+
+
+def title_lines(text: str, width_in: float, size_pt: float) -> str:
+    """``text`` broken into lines between its phrases so that each fits ``width_in`` inches.
+
+    Lines break after a comma (outside mathtext), so that "C = 10 Mb/s" stays whole;
+    each line of ``text`` is broken on its own. A phrase wider than ``width_in`` is a
+    line of its own (matplotlib's ``wrap`` then breaks it at its spaces).
+    """
+    width_pt = width_in * 72
+    lines = []
+    for line in text.split("\n"):
+        phrases = _phrases(line)
+        current = phrases[0]
+        for phrase in phrases[1:]:
+            candidate = f"{current} {phrase}"
+            if _text_width_pt(candidate, size_pt) <= width_pt:
+                current = candidate
+            else:
+                lines.append(current)
+                current = phrase
+        lines.append(current)
+    return "\n".join(lines)
+
+
+def suptitle(fig: Figure, text: str) -> Text:
+    """Set the figure's title in the lines the figure's width needs (:func:`title_lines`)."""
+    size = FontProperties(size=mpl.rcParams["figure.titlesize"]).get_size_in_points()
+    return fig.suptitle(title_lines(text, fig.get_figwidth(), size), wrap=True)
 
 
 def spread_statement(repetitions: int, what: str = "Error bars") -> str:

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcprepro.figures.common import TEXT_WIDTH_IN, Drawn, record
+from tcprepro.figures.common import TEXT_WIDTH_IN, Drawn, record, suptitle
 
 __all__ = ["crosscheck_scatter"]
 
@@ -89,6 +89,6 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     if ran.empty:
         note = "no emulated dataset: ns-3 side only"
     if title:
-        fig.suptitle(title)
+        suptitle(fig, title)
     facts = Drawn(panels=2, panels_drawn=2 if len(ran) else 0, cells_drawn=len(ran)).say(note + ".")
     return record(fig, facts)

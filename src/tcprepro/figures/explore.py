@@ -21,7 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tcprepro.figures.common import TEXT_WIDTH_IN
+from tcprepro.figures.common import TEXT_WIDTH_IN, suptitle
 
 __all__ = ["explored_figure", "png_bytes"]
 
@@ -91,7 +91,7 @@ def explored_figure(
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4))
-    fig.suptitle(title)
+    suptitle(fig, title)
     return fig
 
 

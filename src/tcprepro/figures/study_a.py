@@ -30,6 +30,7 @@ from tcprepro.figures.common import (
     points_style,
     record,
     spread_statement,
+    suptitle,
 )
 
 __all__ = ["response_time_curves", "title", "trace_panels", "traffic_strip", "utilisation_grid"]
@@ -77,7 +78,7 @@ def utilisation_grid(
     left.supylabel(f"{row_label} variant (rows): utilisation %")
     left.supxlabel(f"{col_label} variant (columns)")
     if title:
-        fig.suptitle(title)
+        suptitle(fig, title)
 
     _rtt_maps(right, rtt, rtt_range_ms, row_label, col_label)
     missing = json.loads(ds.attrs.get("missing_cells", "[]"))
@@ -273,7 +274,7 @@ def response_time_curves(
     handles = [plt.Line2D([], [], color=palette[d], marker="o", markersize=3) for d in downs]
     top.legend(handles, downs, title="download variant", loc="outside upper center", ncols=4)
     if title:
-        fig.suptitle(title)
+        suptitle(fig, title)
     n_reps = int(ds.sizes.get("rep", 1))
     pooled = f"the {n_reps} repetitions pooled" if n_reps > 1 else "one repetition"
     facts = Drawn(panels=axes.size + 2, panels_drawn=n_drawn).say(
@@ -688,7 +689,7 @@ def trace_panels(
     labels = ["download (its queue: downlink)", "upload (its queue: uplink)", "buffer size"]
     fig.legend(handles, labels, loc="outside lower center", ncols=3)
     if title:
-        fig.suptitle(title)
+        suptitle(fig, title)
     n_reps = int(ds.sizes.get("rep", 1))
     which = "first repetition" if rep == 0 else f"repetition {rep + 1}"
     facts = Drawn(

@@ -45,6 +45,7 @@ from tcprepro.figures.common import (
     drawn,
     empty_panel,
     record,
+    suptitle,
 )
 from tcprepro.figures.study_b_common import (
     _QDISC_LABELS,
@@ -276,7 +277,7 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
     load = _load_text(ds.sel(case=shown))
     measured = _measured_load_text([runs[case] for case in shown])
     load += f", measured {measured}" if measured else ""
-    fig.suptitle(f"{figure_id}: background of TCP transfers\nat $\\rho_b$ = {load}")
+    suptitle(fig, f"{figure_id}: background of TCP transfers\nat $\\rho_b$ = {load}")
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(
         panels=len(rows) * len(cases),
@@ -362,7 +363,7 @@ def flows_in_progress(ds: xr.Dataset) -> Figure:
     load = _load_text(ds.sel(case=ran))
     measured = _measured_load_text([r for c in ran if (r := _first_run(ds, case=c)) is not None])
     load += f", measured {measured}" if measured else ""
-    fig.suptitle(f"B5.3: background transfers in progress (load {load})")
+    suptitle(fig, f"B5.3: background transfers in progress (load {load})")
     drawn_cases = sum(len(run_cases(b)) for b in shown)
     return record(
         fig,

@@ -27,6 +27,7 @@ from tcprepro.figures.common import (
     points_style,
     record,
     spread_statement,
+    suptitle,
 )
 from tcprepro.figures.study_b_common import (
     _first_run,
@@ -124,9 +125,10 @@ def phi_gamma(
         loc="outside right center",
     )
     load = _load_text(ds.sel(buffer=buffer))
-    fig.suptitle(
+    suptitle(
+        fig,
         rf"{figure_id}: $\phi(i)$ and $\gamma(\rho)$ of each TCP variant, PFQ/LQD, "
-        rf"$\rho_b$ = {load}"
+        rf"$\rho_b$ = {load}",
     )
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(
@@ -175,9 +177,10 @@ def throughput_loss(ds: xr.Dataset, figure_id: str, buffer: int) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel(r"throughput of one flow, $\phi(1)$ (% of $(1-\rho_b)C$)")
     ax.set_ylabel("loss rate of the flow")
-    ax.set_title(
+    suptitle(
+        fig,
         f"{figure_id}: B = {buffer} packets, C = {_rate_text(rate)}, PFQ/LQD, "
-        f"$\\rho_b$ = {_load_text(cell)}"
+        f"$\\rho_b$ = {_load_text(cell)}",
     )
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(
@@ -235,8 +238,9 @@ def heat_maps(ds: xr.Dataset, figure_id: str, rate: str) -> Figure:
         ax.set_ylabel("buffer B (packets)")
         ax.set_title(_label(variant))
     fig.colorbar(image, ax=axes[0].tolist(), label=r"% of $(1-\rho_b)C$", shrink=0.9)
-    fig.suptitle(
-        f"{figure_id}: one Reno or Westwood+ flow over ($\\rho_b$, B), C = {_rate_text(rate)}"
+    suptitle(
+        fig,
+        f"{figure_id}: one Reno or Westwood+ flow over ($\\rho_b$, B), C = {_rate_text(rate)}",
     )
     n_reps = int(ds.sizes.get("rep", 1))
     facts = Drawn(panels=len(variants), panels_drawn=len(shown), selection={"rate": [rate]}).say(
@@ -316,9 +320,10 @@ def parameter_grid(ds: xr.Dataset, figure_id: str, buffer: int, quantity: str) -
             ax.set_yscale("log")
             ax.axhline(0.01, color="0.3", ls=":", lw=0.8)
         ax.set_ylabel(ylabel)
-    fig.suptitle(
+    suptitle(
+        fig,
         f"{figure_id}: {quantity} of one flow per AIMD/MIMD law, B = {buffer} packets, "
-        f"$\\rho_b$ = {_load_text(cell)}"
+        f"$\\rho_b$ = {_load_text(cell)}",
     )
     shape = "Bars" if quantity == "throughput" else "Points"
     reference = (
@@ -379,9 +384,10 @@ def pacing(ds: xr.Dataset, figure_id: str) -> Figure:
             if i == len(buffers) - 1:
                 ax.set_xlabel("time (s)")
     capacity = float(ds["link_rate_bps"].sel(link=analysis_b.BOTTLENECK).max()) / 1e6
-    fig.suptitle(
+    suptitle(
+        fig,
         f"{figure_id}: one Reno flow with and without pacing, C = {capacity:g} Mb/s, "
-        f"$\\rho_b$ = {_load_text(ds)}"
+        f"$\\rho_b$ = {_load_text(ds)}",
     )
     rows = ", ".join(str(b) for b in buffers)
     n_reps = int(ds.sizes.get("rep", 1))

@@ -25,6 +25,7 @@ from tcprepro.figures.common import (
     points_style,
     record,
     spread_statement,
+    suptitle,
 )
 
 __all__ = ["cwnd_panels", "loss_table_figure", "metric_figure"]
@@ -135,7 +136,7 @@ def _per_buffer(ds: xr.Dataset, variable: str, ylabel: str, title: str, scale: f
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(ylabel)
     _protocol_legend(fig, axes[0, 0])
-    fig.suptitle(_with_capacity(title, ds))
+    suptitle(fig, _with_capacity(title, ds))
     return record(fig, _facts(ds, len(buffers)))
 
 
@@ -205,7 +206,7 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
     )
     if len(buffers) == 1:
         title = f"{title}, buffer {float(buffers[0]):g} BDP"
-    fig.suptitle(_with_capacity(title, ds))
+    suptitle(fig, _with_capacity(title, ds))
     styles_text = ", ".join(
         f"{float(b):g} BDP {name}"
         for b, name in zip(buffers, ["solid", "dashed", "dotted", "dash-dot"], strict=False)
@@ -252,7 +253,7 @@ def _single_panel(
         ax.axhline(reference, color="0.5", linestyle="--", linewidth=1)
     ax.grid(alpha=0.3)
     _protocol_legend(fig, ax)
-    ax.set_title(_with_capacity(title, ds))
+    ax.set_title(_with_capacity(title, ds), wrap=True)
     return record(fig, _facts(ds, 1))
 
 
@@ -377,7 +378,7 @@ def cwnd_panels(ds: xr.Dataset, rep: int = 0, title: str | None = None) -> Figur
         order = " (top to bottom)" if len(seconds) > 1 else ""
         title = f"C1: YeAH against a later {later} flow{order}, RTT {_flow_rtt_text(ds)}"
     if title:
-        fig.suptitle(_with_capacity(title, ds))
+        suptitle(fig, _with_capacity(title, ds))
     n_reps = int(ds.sizes.get("rep", 1))
     which = "first" if rep == 0 else f"number {rep + 1}"
     facts = Drawn(panels=len(seconds), panels_drawn=len(seconds), cells_drawn=len(seconds)).say(
@@ -420,6 +421,6 @@ def loss_table_figure(frame: pd.DataFrame, title: str = "") -> Figure:
     axes[0].set_ylabel("loss probability")
     axes[-1].legend()
     if title:
-        fig.suptitle(title)
+        suptitle(fig, title)
     fig.tight_layout()
     return fig

@@ -26,6 +26,7 @@ from tcprepro.figures.common import (
     points_style,
     record,
     spread_statement,
+    suptitle,
 )
 
 __all__ = ["buffer_model_figure", "buffer_windows_figure", "loss_models_figure", "volume_figure"]
@@ -207,7 +208,7 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
         _size_axis(ax, sizes)
         ax.tick_params(labelbottom=True)
     _outside_legend(fig, list(axes.flat))
-    fig.suptitle("D1: throughput and send window against the send buffer")
+    suptitle(fig, "D1: throughput and send window against the send buffer")
     few = len(table) <= 2 * len(rtts) * len(buffers)
     facts = Drawn(panels=axes.size, panels_drawn=axes.size, cells_drawn=len(table)).say(
         "Top: dashed, the model"
@@ -346,7 +347,7 @@ def loss_models_figure(table: pd.DataFrame, repetitions: int = 1) -> Figure:
     axes[1, 0].set_ylabel("measured / model")
     axes[2, 0].set_ylabel("RTO wait (%)")
     _outside_legend(fig, [axes[0, 0]])
-    fig.suptitle("D3: throughput against the loss rate, Mathis and Padhye models")
+    suptitle(fig, "D3: throughput against the loss rate, Mathis and Padhye models")
     facts = Drawn(panels=axes.size, panels_drawn=axes.size, cells_drawn=len(table)).say(
         "Columns: " + "; ".join(f"SACK {'on' if s else 'off'}, b = {b}" for s, b in combos) + ".",
         spread_statement(repetitions, "Measured points: mean over repetitions; error bars"),

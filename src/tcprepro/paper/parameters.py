@@ -6,11 +6,19 @@ Each parameter of a simulated figure in this build next to the paper tier's, and
 
 from __future__ import annotations
 
-from tcprepro.campaign import WorkflowConfig
+from tcprepro.campaign import TIERS, WorkflowConfig
+from tcprepro.errors import ConfigError
 from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
 from tcprepro.scenario.model import Note
 from tcprepro.units import format_rate
+
+
+def _shown(value: object) -> str:
+    """A parameter's value as the table prints it: a switch as on/off."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
 
 
 def _direction(cfg: LinkDirection) -> str:
@@ -34,7 +42,7 @@ def _topology_rows(scenario: Scenario) -> list[tuple[str, str]]:
         rtt = f", RTT {group.rtt * 1000:g} ms" if group.rtt is not None else ""
         rows.append(
             (
-                f"senders {group.name}",
+                group.shown_name,
                 f"{format_rate(group.rate)}, {group.delay * 1000:g} ms ×{group.count or 1}{rtt}",
             )
         )
@@ -57,9 +65,10 @@ def _parameter_rows(config: WorkflowConfig, figure: str, tier: str) -> list[tupl
     """(parameter, value) rows of a figure in a tier; swept parameters in the sweep rows."""
     scenario = _unswept_scenario(config, figure, tier)
     rows = _topology_rows(scenario)
+    sweep = config.figure(figure).get("sweep", {})
     for dim, values in config.sweep_values(figure, tier).items():
-        shown = ", ".join(map(str, values))
-        rows.append((f"sweep {dim}", f"{shown} ({len(values)})"))
+        shown = ", ".join(map(_shown, values))
+        rows.append((f"sweep: {sweep[dim].get('label', dim)}", f"{shown} ({len(values)})"))
     tcp = scenario.tcp
     repetitions = int(config.tier_settings(figure, tier)["repetitions"])
     rows += [
@@ -67,8 +76,9 @@ def _parameter_rows(config: WorkflowConfig, figure: str, tier: str) -> list[tupl
         ("repetitions / seed", f"{repetitions} / {scenario.seed}"),
         (
             "TCP",
-            f"MSS {tcp.mss} B, SACK {tcp.sack}, timestamps {tcp.timestamps}, delayed ACK "
-            f"{tcp.delayed_ack_count} segments or {tcp.delayed_ack_timeout * 1000:g} ms, "
+            f"MSS {tcp.mss} B, SACK {_shown(tcp.sack)}, timestamps {_shown(tcp.timestamps)}, "
+            f"delayed ACK {tcp.delayed_ack_count} segment{'s' * (tcp.delayed_ack_count != 1)} "
+            f"or {tcp.delayed_ack_timeout * 1000:g} ms, "
             f"IW {tcp.initial_cwnd_pkts}, buffers "
             f"{tcp.send_buffer // 1024} KiB, recovery {tcp.recovery}, min RTO "
             f"{tcp.min_rto:g} s",
@@ -87,7 +97,9 @@ def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
         + r"}) next to the paper tier's, which are the papers' own values unless its note "
         r"says otherwise: the scenario file with the figure's and the tier's settings, and "
         r"the values of each swept parameter (their number in parentheses), which replace "
-        r"the file's. \reprochanged{} marks a parameter this tier changed; \emph{same}: the "
+        r"the file's. A group of sender hosts is named by its role in the paper, with its access "
+        r"links: rate, one-way delay, $\times$ hosts (and the RTT where the scenario sets "
+        r"it). \reprochanged{} marks a parameter this tier changed; \emph{same}: the "
         r"paper tier's value is this build's.}"
         r"\label{tab:parameters}\\",
         r"\toprule Figure & Parameter & This build & Paper \\ \midrule",
@@ -120,10 +132,26 @@ def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
 def _noted(
     config: WorkflowConfig, tier: str, figures: list[str]
 ) -> dict[tuple[str, str, str], tuple[Note, list[str]]]:
-    """The scenario notes of ``figures``, each once, with the figures that carry it."""
+    """The scenario notes of ``figures`` that concern ``tier``, each once, with its figures.
+
+    A note with ``tiers`` is on those tiers' settings, and only their reports show it.
+
+    Raises
+    ------
+    ConfigError
+        A note names a tier that does not exist.
+    """
     seen: dict[tuple[str, str, str], tuple[Note, list[str]]] = {}
     for figure in figures:
         for note in config.figure_scenario(figure, tier).notes:
+            unknown = sorted(set(note.tiers or ()) - set(TIERS))
+            if unknown:
+                raise ConfigError(
+                    f"{figure}: note {note.field!r}: tiers {', '.join(unknown)} unknown; "
+                    f"the tiers are {', '.join(TIERS)}"
+                )
+            if not note.concerns(tier):
+                continue
             key = (note.kind, note.field, str(note.value))
             seen.setdefault(key, (note, []))[1].append(figure)
     return seen
@@ -139,7 +167,7 @@ def _rates_and_rtts(scenario: Scenario) -> dict[str, str]:
     values = {"bottleneck rate": format_rate(topo.bottleneck.rate)}
     for group in topo.senders:
         if group.rtt is not None:
-            values[f"RTT of senders {group.name}"] = f"{group.rtt * 1000:g} ms"
+            values[f"RTT of {group.shown_name}"] = f"{group.rtt * 1000:g} ms"
     return values
 
 
@@ -176,7 +204,7 @@ def _tier_changes(config: WorkflowConfig, tier: str, figures: list[str]) -> list
         + "."
     ]
     items += [
-        rf"{tex(', '.join(figs))}: {tex(name)} {tex(value)} (paper tier: {tex(paper)})."
+        rf"{tex(', '.join(figs))}: {tex(name)} is {tex(value)} (paper tier: {tex(paper)})."
         for (name, value, paper), figs in changed.items()
     ]
     return items
@@ -214,7 +242,8 @@ def _deviations(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
         r"\begin{longtable}{@{}P{0.09\linewidth}P{0.16\linewidth}P{0.19\linewidth}"
         r"P{0.19\linewidth}P{0.24\linewidth}@{}}",
         r"\caption{Parameters the papers leave open (choice) and deliberate departures "
-        r"from them (deviation), from the \texttt{notes} of each scenario file.}"
+        r"from them (deviation), from the \texttt{notes} of each scenario file (a note on "
+        r"one tier's settings in that tier's report only).}"
         r"\label{tab:deviations}\\",
         r"\toprule Figures & Field & Our value & Paper & Reason \\ \midrule",
         r"\endfirsthead",

@@ -72,6 +72,14 @@ class SenderLink(_Strict):
     """Access link(s) of one sender group of a dumbbell."""
 
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]*$")
+    label: str | None = Field(
+        default=None,
+        min_length=1,
+        exclude=True,
+        description="what the report calls the group's hosts, in the paper's terms (e.g. "
+        "'hosts 1 and 2'; default: 'senders <name>'). Words for a reader, not a parameter: "
+        "left out of the resolved scenario, so naming a group changes no cache key",
+    )
     count: int | None = Field(default=None, ge=1, description="expand into name0..name{count-1}")
     rate: Rate = Field(default="1Gbps", gt=0, validate_default=True)
     delay: Duration = Field(default="0ms", ge=0, validate_default=True)
@@ -82,6 +90,11 @@ class SenderLink(_Strict):
         description="dumbbell sender group: round-trip propagation time of its paths to the "
         "receiver; sets delay (see DumbbellTopology)",
     )
+
+    @property
+    def shown_name(self) -> str:
+        """The group as the report names it: its ``label``, else ``senders <name>``."""
+        return self.label or f"senders {self.name}"
 
     def names(self) -> list[str]:
         """Host names this entry creates."""

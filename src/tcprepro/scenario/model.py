@@ -49,6 +49,18 @@ class Note(_Strict):
     value: Scalar | None = None
     paper: str = ""
     reason: str
+    tiers: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        exclude=True,
+        description="the tiers whose report shows the note, for a note on one tier's "
+        "settings (default: every tier's). Words for a reader, like a sender group's "
+        "label: left out of the resolved scenario, so it changes no cache key",
+    )
+
+    def concerns(self, tier: str) -> bool:
+        """Whether the report of ``tier`` shows this note."""
+        return self.tiers is None or tier in self.tiers
 
 
 class Scenario(_Strict):
