@@ -61,6 +61,25 @@ def test_plan_counts_runs_and_estimates_time():
     assert re.search(r"trace bundle .* about [0-9.]+ GiB as \.tar", result.stdout)
 
 
+def test_plan_says_which_of_the_claims_cells_each_figure_of_the_tier_holds():
+    from tcprepro.campaign.runs import cell_name
+    from tcprepro.claims import load_registry
+
+    result = tcprepro("plan", "--tier", "quick", "--workdir", "/nonexistent")
+    assert result.returncode == 0, result.stderr
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    for figure in ("A1", "D3", "B5.16"):
+        held = {cell_name(cell) for cell in config.cells(figure, "quick")}
+        parts = []
+        for claim in load_registry():
+            read = config.claim_cells(figure, [claim.id])
+            if read:
+                parts.append(f"{claim.id} {sum(cell_name(c) in held for c in read)}/{len(read)}")
+        line = f"  {figure}: claims' cells in this tier's sweep: {', '.join(parts)}"
+        assert line in result.stdout.splitlines()
+    assert "D3: claims' cells in this tier's sweep: D-c3 32/108" in result.stdout
+
+
 def test_plan_estimates_uml_runs_from_the_wall_time_ratio():
     """On the UML route the estimate follows the measured wall-time ratio at each run's
     rate and shares the runs among one boot per core."""

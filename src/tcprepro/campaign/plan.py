@@ -206,6 +206,11 @@ def plan_report(
                 f"{estimate_emulated_wall_s(emulated, route or VM) / 60:.0f} min when none is "
                 "cached (if the build includes emulation)"
             )
+        if tier != "verify" and (coverage := claim_coverage(config, figure, tier)):
+            lines.append(
+                f"  {figure}: claims' cells in this tier's sweep: "
+                + ", ".join(f"{claim} {k}/{n}" for claim, k, n in coverage)
+            )
         todo_all += todo
     estimate = estimate_wall_s(todo_all, cores)
     lines.append(
@@ -215,6 +220,26 @@ def plan_report(
     if tier == "verify":
         lines.append(f"  simulated time of the verify tier: {simulated_s / 3600:.1f} h")
     return "\n".join(lines)
+
+
+def claim_coverage(config: WorkflowConfig, figure: str, tier: str) -> list[tuple[str, int, int]]:
+    """Which of the claims' cells a tier's sweep of a figure holds: (claim, held, read).
+
+    The claims registry names the cells (sweep points) each claim reads
+    (:meth:`WorkflowConfig.claim_cells`); a tier's sweep holds some or all of them, run
+    with the tier's settings (a scaled-down tier runs them shorter or slower: its verdict
+    stays inconclusive, docs/claims.md). Dropping a held cell from a tier takes it from
+    the claims that read it.
+    """
+    from tcprepro.claims import load_registry
+
+    held = {cell_name(cell) for cell in config.cells(figure, tier)}
+    out = []
+    for claim in load_registry():
+        cells = config.claim_cells(figure, [claim.id])
+        if cells:
+            out.append((claim.id, sum(cell_name(c) in held for c in cells), len(cells)))
+    return out
 
 
 # ---------------------------------------------------------------------------
