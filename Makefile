@@ -25,6 +25,8 @@ PYTEST_ARGS ?=
 # distort (the VM route's boot, under QEMU TCG without KVM, and the Mininet runs), and
 # the UML tests that check what a boot leaves on the host.
 PYTEST_WORKERS ?= $(CORES)
+# each phase ends with its slowest tests and fixtures (setup, call and teardown)
+PYTEST_REPORT := --durations=25
 # phase 2's files, longest first (one file per worker at a time)
 SIDE_BY_SIDE_TESTS := tests/test_uml_twins_bc.py tests/test_uml_twins_ad.py tests/test_uml_runs.py
 ALONE_TESTS := tests/test_vm.py tests/test_emulation.py tests/test_uml.py
@@ -75,9 +77,9 @@ figures: setup-figures
 
 test: setup-test
 	pytest -n $(PYTEST_WORKERS) --dist loadfile \
-	  $(foreach f,$(SIDE_BY_SIDE_TESTS) $(ALONE_TESTS),--ignore=$(f)) $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	pytest -n $(PYTEST_WORKERS) --dist loadfile $(SIDE_BY_SIDE_TESTS) $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	pytest $(ALONE_TESTS) $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	  $(foreach f,$(SIDE_BY_SIDE_TESTS) $(ALONE_TESTS),--ignore=$(f)) $(PYTEST_REPORT) $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	pytest -n $(PYTEST_WORKERS) --dist loadfile $(SIDE_BY_SIDE_TESTS) $(PYTEST_REPORT) $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	pytest $(ALONE_TESTS) $(PYTEST_REPORT) $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # Benchmarks (issue 9): tcprepro against a native ns-3 program, start-up, scaling, memory,
 # storage and the smoke workflow end to end, written to BENCHMARKS.md with the machine.
