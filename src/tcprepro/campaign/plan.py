@@ -315,14 +315,17 @@ def _measured_runs(config: WorkflowConfig, study: str) -> list[Run]:
     ]
 
 
-def calibrations(config: WorkflowConfig) -> dict[str, float | None]:
+def calibrations(
+    config: WorkflowConfig, studies: Iterable[str] | None = None
+) -> dict[str, float | None]:
     """Per study, measured quick-tier wall time over the cost model's estimate of those runs.
 
     None for a study not measured (:data:`MEASURED_QUICK`) or whose quick tier no longer
-    has the measured number of runs: its runs keep the cost model alone.
+    has the measured number of runs: its runs keep the cost model alone. ``studies``:
+    only those (default: every study of the config).
     """
     out: dict[str, float | None] = {}
-    for study in config.studies():
+    for study in config.studies() if studies is None else studies:
         measured = MEASURED_QUICK.get(study)
         out[study] = None
         if measured is not None:
@@ -538,8 +541,11 @@ def claim_costs(
         data={**config.data, "tier": "verify", "verify_claims": None, "whatif": None},
         _runs={},
     )
-    runs = {figure: every.runs(figure, "verify") for figure in every.simulated_figures}
-    calibration = calibrations(config)
+    claims = list(claims)
+    # only the figures these claims read (a claims job asks for its own study's)
+    read = [f for f in every.simulated_figures if every.claim_cells(f, claims)]
+    runs = {figure: every.runs(figure, "verify") for figure in read}
+    calibration = calibrations(config, sorted({config.figure(f)["study"] for f in read}))
     out = {}
     for claim in claims:
         mine = []
