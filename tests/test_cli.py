@@ -128,3 +128,27 @@ def test_validate_prints_the_resolved_scenario():
     assert result.returncode == 0, result.stderr
     assert '"buffer_pkts": 250' in result.stdout
     assert '"rate": "2000000.0bps"' in result.stdout
+
+
+def test_plan_totals_the_emulated_half_beside_the_simulations():
+    """With a virtual-clock route the plan sums the emulated figures' estimates into the
+    tier's total, so the README's time for a build with emulation comes from the plan."""
+    from tcprepro.campaign.plan import estimate_emulated_wall_s
+
+    result = tcprepro("plan", "--tier", "smoke", "--route", "uml", "--workdir", "/nonexistent")
+    assert result.returncode == 0, result.stderr
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    emulated = {f: config.runs(f, "smoke", "mininet") for f in config.simulated_figures}
+    emulated = {f: runs for f, runs in emulated.items() if runs}
+    seconds = sum(estimate_emulated_wall_s(runs, "uml", 2) for runs in emulated.values())
+    runs = sum(len(r) for r in emulated.values())
+    found = re.search(
+        r"emulated: up to (\d+) runs on the UML route, about (\d+) min when none is cached; "
+        r"with the simulations about ([0-9.]+) h on 2 core\(s\)",
+        result.stdout,
+    )
+    assert found, result.stdout
+    assert int(found[1]) == runs > 0
+    assert int(found[2]) == round(seconds / 60)
+    simulations = re.search(r"total: \d+ simulations to run, about ([0-9.]+) min", result.stdout)
+    assert float(found[3]) == pytest.approx((float(simulations[1]) * 60 + seconds) / 3600, abs=0.06)

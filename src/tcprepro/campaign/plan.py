@@ -167,6 +167,7 @@ def plan_report(
     lines = [title + (f", claims {', '.join(claims)}:" if claims else ":")]
     todo_all: list[Run] = []
     simulated_s = 0.0
+    emulated_runs, emulated_s = 0, 0.0  # on a virtual-clock route, when none is cached
     for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
         wanted = config.cells(figure, tier)
@@ -194,6 +195,8 @@ def plan_report(
         emulated = config.runs(figure, tier, "mininet")
         if emulated and route is not None and route.virtual_clock:
             boots = route.boots(len(emulated), cores)
+            emulated_runs += len(emulated)
+            emulated_s += estimate_emulated_wall_s(emulated, route, cores)
             lines.append(
                 f"  {figure}: plus up to {len(emulated)} emulated runs on the {route.title} "
                 f"(virtual clock, {boots} boot(s) side by side), about "
@@ -217,6 +220,13 @@ def plan_report(
         f"  total: {len(todo_all)} simulations to run, about {estimate / 60:.1f} min "
         f"of wall time on {cores} core(s)"
     )
+    if emulated_runs:
+        lines.append(
+            f"  emulated: up to {emulated_runs} runs on the {route.title}, about "
+            f"{emulated_s / 60:.0f} min when none is cached; with the simulations about "
+            f"{(estimate + emulated_s) / 3600:.1f} h on {cores} core(s), both halves one "
+            "after the other"
+        )
     if tier == "verify":
         lines.append(f"  simulated time of the verify tier: {simulated_s / 3600:.1f} h")
     return "\n".join(lines)
