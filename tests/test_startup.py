@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 BIN = Path(sys.executable).parent
@@ -45,3 +47,25 @@ def test_draw_notebook_refuses_a_figure_of_another_notebook_before_starting_a_ke
     )
     assert unknown.returncode == 2
     assert "no figure 'D9'" in unknown.stderr
+
+
+def test_every_yaml_file_reads_the_same_through_the_c_parser_and_errors_keep_their_line():
+    """tcprepro.yamlfile parses with libyaml (here: PyYAML has it) and gives what
+    yaml.safe_load gives, for every YAML file of the workflow and the claims; a
+    malformed file still raises a YAMLError that names its line."""
+    import yaml
+
+    from tcprepro import yamlfile
+
+    assert yamlfile._LOADER is yaml.CSafeLoader, "PyYAML without libyaml: the slow parser"
+    files = [
+        *(ROOT / "workflow").rglob("*.yaml"),
+        *(ROOT / "src/tcprepro/claims").glob("*.yaml"),
+    ]
+    assert len(files) > 40
+    for path in files:
+        text = path.read_text()
+        assert yamlfile.load_yaml(text) == yaml.safe_load(text), path
+    with pytest.raises(yaml.YAMLError) as raised:
+        yamlfile.load_yaml("a: 1\nb: [2, 3\nc: 4\n")
+    assert raised.value.problem_mark.line >= 1
