@@ -114,6 +114,13 @@ def test_the_tier_table_prints_each_tiers_cost_and_command():
     assert "& 3756 & 313.0 h &" in paper  # 300 s per run, as given
     assert r"\texttt{make figures PROFILE=paper}" in _untex(paper)
     assert "64 cluster cores" in table
+    # the emulated twins: their own column, "none" for a tier without emulated runs
+    table = _tier_table("smoke", {"smoke": _cost(46), "verify": _cost(10)}, {"smoke": (27, 1810.0)})
+    assert "Emulated" in table
+    smoke = next(line for line in table.splitlines() if line.startswith(r"\textbf{smoke}"))
+    assert "& 27, 30 min &" in smoke
+    verify = next(line for line in table.splitlines() if line.startswith("verify &"))
+    assert "& none &" in verify
 
 
 #: the overview row of the inconclusive result of _results (the third claim of the registry)

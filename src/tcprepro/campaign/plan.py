@@ -167,7 +167,6 @@ def plan_report(
     lines = [title + (f", claims {', '.join(claims)}:" if claims else ":")]
     todo_all: list[Run] = []
     simulated_s = 0.0
-    emulated_runs, emulated_s = 0, 0.0  # on a virtual-clock route, when none is cached
     for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
         wanted = config.cells(figure, tier)
@@ -195,8 +194,6 @@ def plan_report(
         emulated = config.runs(figure, tier, "mininet")
         if emulated and route is not None and route.virtual_clock:
             boots = route.boots(len(emulated), cores)
-            emulated_runs += len(emulated)
-            emulated_s += estimate_emulated_wall_s(emulated, route, cores)
             lines.append(
                 f"  {figure}: plus up to {len(emulated)} emulated runs on the {route.title} "
                 f"(virtual clock, {boots} boot(s) side by side), about "
@@ -220,6 +217,9 @@ def plan_report(
         f"  total: {len(todo_all)} simulations to run, about {estimate / 60:.1f} min "
         f"of wall time on {cores} core(s)"
     )
+    emulated_runs, emulated_s = (0, 0.0)
+    if route is not None and route.virtual_clock and claims is None:
+        emulated_runs, emulated_s = emulated_cost(config, tier, cores, route)
     if emulated_runs:
         lines.append(
             f"  emulated: up to {emulated_runs} runs on the {route.title}, about "
@@ -230,6 +230,22 @@ def plan_report(
     if tier == "verify":
         lines.append(f"  simulated time of the verify tier: {simulated_s / 3600:.1f} h")
     return "\n".join(lines)
+
+
+def emulated_cost(
+    config: WorkflowConfig, tier: str, cores: int = 2, route: str | Route = "uml"
+) -> tuple[int, float]:
+    """A tier's emulated runs (the twins, D1.1) and their wall time when none is cached.
+
+    On ``route`` and ``cores``, figure after figure (:func:`estimate_emulated_wall_s`).
+    """
+    runs, wall_s = 0, 0.0
+    for figure in config.simulated_figures:
+        emulated = config.runs(figure, tier, "mininet")
+        if emulated:
+            runs += len(emulated)
+            wall_s += estimate_emulated_wall_s(emulated, route, cores)
+    return runs, wall_s
 
 
 def claim_coverage(config: WorkflowConfig, figure: str, tier: str) -> list[tuple[str, int, int]]:

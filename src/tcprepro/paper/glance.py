@@ -201,11 +201,18 @@ def _cores(costs: Iterable[Cost]) -> tuple[int, int]:
     return (some.cores, some.cluster_cores) if some else (2, CLUSTER_CORES)
 
 
-def _tier_table(tier: str, tiers: Mapping[str, Cost]) -> str:
+def _tier_table(
+    tier: str,
+    tiers: Mapping[str, Cost],
+    emulated: Mapping[str, tuple[int, float]] | None = None,
+) -> str:
     """What to run next: each tier's runs, cost and command.
 
-    ``tiers``: their costs (:func:`tcprepro.campaign.plan.tier_cost`).
+    ``tiers``: their costs (:func:`tcprepro.campaign.plan.tier_cost`); ``emulated``: each
+    tier's emulated runs and their wall time on the UML route
+    (:func:`tcprepro.campaign.plan.emulated_cost`), a column of their own.
     """
+    emulated = emulated or {}
     cores, cluster = _cores(tiers.values())
     lines = [
         r"\subsection{What to run next}\label{sec:next}",
@@ -214,20 +221,24 @@ def _tier_table(tier: str, tiers: Mapping[str, Cost]) -> str:
         r"settings on exactly the cells the claims read, and decides a claim below it left "
         r"inconclusive. Runs, simulated time and wall times are those of \texttt{tcprepro plan} "
         rf"(its cost model, calibrated per study on the measured rates of BENCHMARKS.md): on "
-        rf"{cores} local cores, and as cluster jobs on {cluster} cores (docs/cluster.md); "
-        r"emulated runs are not counted.",
+        rf"{cores} local cores, and as cluster jobs on {cluster} cores (docs/cluster.md). "
+        r"The emulated twins run apart, with real Linux TCP on this machine: their runs and "
+        rf"wall time on the UML route (virtual clock, one boot per core, {cores} cores) when "
+        r"none is cached come on top of the local time.",
         "",
         r"\begin{center}\small",
-        r"\begin{tabular}{@{}lrrrrP{0.4\linewidth}@{}}",
+        r"\begin{tabular}{@{}lrrrrrP{0.34\linewidth}@{}}",
         rf"\toprule Tier & Runs & Simulated & {cores} cores & {cluster} cluster cores & "
-        r"Command \\ \midrule",
+        r"Emulated & Command \\ \midrule",
     ]
     for name, cost in tiers.items():
         mark = r"\textbf{" + tex(name) + "}" if name == tier else tex(name)
+        runs, wall_s = emulated.get(name, (0, 0.0))
+        twins = f"{runs}, {duration_text(wall_s)}" if runs else "none"
         lines.append(
             rf"{mark} & {cost.runs} & {duration_text(cost.simulated_s)} & "
             rf"{duration_text(cost.local_s)} & {duration_text(cost.cluster_s)} & "
-            rf"{_command(TIER_COMMANDS[name])} \\"
+            rf"{twins} & {_command(TIER_COMMANDS[name])} \\"
         )
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{center}", ""]
     return "\n".join(lines) + "\n"

@@ -18,6 +18,7 @@ from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig
 from tcprepro.campaign.plan import (
     claim_costs,
+    emulated_cost,
     tier_cost,
 )
 from tcprepro.claims.history import read_records
@@ -173,6 +174,7 @@ def _glance_tex(
     """
     claim_ids = [row["claim"] for row in verdicts]
     tiers = {t: tier_cost(config, t) for t in PLAN_TIERS} if plan else {}
+    emulated = {t: emulated_cost(config, t) for t in PLAN_TIERS} if plan else {}
     decide = claim_costs(config, claim_ids) if plan else {}
     return (
         _glance(
@@ -182,7 +184,7 @@ def _glance_tex(
             statuses,
             runs_text,
             verdicts,
-            _tier_table(tier, tiers) + _main_deviations(config, tier, list(simulated)),
+            _tier_table(tier, tiers, emulated) + _main_deviations(config, tier, list(simulated)),
         )
         + _decide_table(decide, {r["claim"]: r["verdict"] for r in verdicts})
         + _glossary()
