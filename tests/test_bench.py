@@ -154,3 +154,21 @@ Error in rule simulate_batch:
         "combine": {"jobs": 1, "job_s": 3.0},
         "draw": {"jobs": 2, "job_s": 9.0 + 7.0},  # the notebook jobs, one stage
     }
+
+
+def test_plan_check_builds_the_figures_and_sets_the_plan_beside_the_measurement():
+    """The benchmark behind "the plan predicts a build within ±20 %" (make bench) on one
+    smoke figure: a real Snakemake build of its combined dataset, the plan's estimate of
+    the same runs, and the report's row."""
+    check = bench.plan_check(("D4",), "smoke")
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    assert check["runs"] == len(config.runs("D4", "smoke")) > 0
+    assert check["measured_s"] > 0
+    assert check["predicted_s"] > 0
+    assert check["ratio"] == pytest.approx(check["predicted_s"] / check["measured_s"])
+    assert check["within"] == (abs(check["ratio"] - 1) <= bench.PLAN_TOLERANCE)
+    text = "\n".join(bench._plan_section({"plan_check": check}))
+    assert "## The plan against a build" in text
+    assert (
+        f"| {check['predicted_s']:.0f} | {check['measured_s']:.0f} | {check['ratio']:.2f} |" in text
+    )

@@ -324,6 +324,63 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
     }
 
 
+#: the figures and tier of the plan check: two studies' figures, a few minutes on 2 cores
+PLAN_CHECK = (("D1", "B5.16"), "quick")
+#: how far the plan's estimate may stray from the measured wall time (issue 33: ±20 %)
+PLAN_TOLERANCE = 0.2
+
+
+def plan_check(
+    figures: tuple[str, ...] = PLAN_CHECK[0], tier: str = PLAN_CHECK[1], root: Path | None = None
+) -> dict[str, Any]:
+    """The plan's estimate of a build of ``figures`` against its measured wall time.
+
+    Builds the figures' combined datasets (their simulate batches and combine jobs) from
+    empty data in a temporary copy of the workflow, on every core, and compares the wall
+    time with :func:`tcprepro.campaign.plan.runs_cost` (the calibrated cost of their runs
+    and the local job start-ups, longest jobs first on the same cores).
+    """
+    import shutil
+
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.plan import runs_cost
+
+    root = root or BENCH_DIR.parent
+    cores = os.cpu_count() or 1
+    config = load_workflow_config(root / "workflow/config.yaml")
+    runs = [run for figure in figures for run in config.runs(figure, tier)]
+    predicted = runs_cost(config, runs, cores).local_s
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("Snakefile", "workflow", "notebooks", "paper"):
+            source = root / name
+            if source.is_dir():
+                shutil.copytree(source, Path(tmp) / name, ignore=shutil.ignore_patterns("build"))
+            else:
+                shutil.copy(source, Path(tmp) / name)
+        cmd = [  # the targets before --config, which takes every value after it
+            *(str(bin_dir / "snakemake"), *(f"data/combined/{figure}.nc" for figure in figures)),
+            *("--profile", f"workflow/profiles/{tier}", "--cores", str(cores)),
+            *("--config", f"tier={tier}", "emulation=exclude"),
+        ]
+        started = time.perf_counter()
+        done = subprocess.run(cmd, cwd=tmp, env=env, check=False, capture_output=True, text=True)
+        measured = time.perf_counter() - started
+        if done.returncode:
+            raise RuntimeError(f"plan check: {' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+    return {
+        "figures": list(figures),
+        "tier": tier,
+        "cores": cores,
+        "runs": len(runs),
+        "predicted_s": predicted,
+        "measured_s": measured,
+        "ratio": predicted / measured,
+        "within": abs(predicted / measured - 1) <= PLAN_TOLERANCE,
+    }
+
+
 _SIM_LOG = re.compile(r"([0-9.]+) simulated s in ([0-9.]+) s wall")
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 _RULE = re.compile(r"^(?:local)?rule (\S+):$")
@@ -478,6 +535,7 @@ def report(results: dict[str, Any]) -> str:
     lines += _memory_section(results)
     lines += _storage_section(results)
     lines += _workflow_section(results)
+    lines += _plan_section(results)
     lines += _recorded_section(results)
     lines.append("")
     return "\n".join(lines)
@@ -644,6 +702,31 @@ def _workflow_section(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _plan_section(results: dict[str, Any]) -> list[str]:
+    """The plan's estimate of a small build against the build (:func:`plan_check`)."""
+    check = results.get("plan_check")
+    if not check:
+        return []
+    return [
+        "",
+        "## The plan against a build",
+        "",
+        f"`tcprepro plan`'s cost of the {check['tier']} tier's runs of "
+        f"{' and '.join(check['figures'])} ({check['runs']} runs, their batch jobs' "
+        f"start-ups, on {check['cores']} cores) against the wall time Snakemake took to "
+        "simulate and combine them from empty data (setup excluded).",
+        "",
+        _row("predicted s", "measured s", "predicted / measured", f"within ±{PLAN_TOLERANCE:.0%}"),
+        _row(*["---"] * 4),
+        _row(
+            f"{check['predicted_s']:.0f}",
+            f"{check['measured_s']:.0f}",
+            f"{check['ratio']:.2f}",
+            "yes" if check["within"] else "no",
+        ),
+    ]
+
+
 def _recorded_section(results: dict[str, Any]) -> list[str]:
     """The logs of an earlier ``make figures`` (``--recorded``), when given."""
     lines: list[str] = []
@@ -741,6 +824,9 @@ def run_all(
     for profile in profiles:
         progress(f"workflow, profile {profile}")
         results["workflow"].append(workflow(profile))
+    if not quick:
+        progress(f"plan check: {' and '.join(PLAN_CHECK[0])}, tier {PLAN_CHECK[1]}")
+        results["plan_check"] = plan_check()
     if recorded is not None:
         progress(f"recorded workflow run in {recorded}")
         results["recorded"] = recorded_workflow(recorded)
