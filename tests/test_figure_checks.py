@@ -305,6 +305,12 @@ def test_a_legend_over_another_panel_fails():
     _time_series(bottom, label="flow 2 (Cubic)")
     top.legend(loc="lower right")  # inside its own panel
     assert _checks(fig, "B5.4")[0] == []
+    # a panel's second y axis (C1's queue) is the same panel
+    fig, ax = plt.subplots(figsize=(3, 2.5), layout="constrained")
+    _time_series(ax)
+    ax.twinx().plot([0, 10], [0, 50], color="0.5")
+    ax.legend(loc="lower right")
+    assert _checks(fig, "C1")[0] == []
 
 
 def test_a_subfigures_legend_is_checked():

@@ -36,8 +36,8 @@ figure with one of these defects is never written:
     A legend (a panel's, the figure's or a subfigure's) whose box leaves the figure's by
     more than the slack, clipped by its edge (saved cut to its contents, the file would
     grow past the width the figure was made for, and the report would shrink it), or
-    covers the axes of a panel other than its own (a figure legend: of any panel), colour
-    bars included.
+    covers the axes of a panel other than its own or its twin (a figure legend: of any
+    panel), colour bars included.
 ``ticks``
     A numeric axis of a panel with data that labels fewer than two ticks (a log
     axis with one tick gives no scale); an axis whose ticks the figure places
@@ -573,8 +573,8 @@ def _legend_placement(fig: Figure, panels: list[Axes], renderer: object) -> list
                 )
             )
         for ax in others:
-            if ax is own:
-                continue
+            if own is not None and np.allclose(ax.bbox.bounds, own.bbox.bounds):
+                continue  # its own panel, or a twin of it (a second y axis)
             overlap = Bbox.intersection(box, ax.bbox)
             if overlap is None or min(overlap.width, overlap.height) <= _SLACK_PX:
                 continue
