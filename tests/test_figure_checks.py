@@ -13,7 +13,7 @@ import pytest
 from matplotlib.lines import Line2D
 
 from tcprepro.figures.checks import FigureDefectError, check_figure, defects
-from tcprepro.figures.common import save_figure, suptitle, title_lines
+from tcprepro.figures.common import legend_below, save_figure, suptitle, title_lines
 
 
 def _checks(fig, name="B5.1"):
@@ -220,6 +220,108 @@ def test_a_title_under_a_colour_bar_fails():
     fig.colorbar(image, ax=ax, location="top")  # the layout puts the title above it
     ax.set_title("B5.14: Reno")
     assert _checks(fig, "B5.14")[0] == []
+
+
+def _b53_like(width_in, legend):
+    """B5.3 at the smoke tier: one column of two panels, three keys under them."""
+    fig, axes = plt.subplots(2, 1, figsize=(width_in, 3.9), squeeze=False, layout="constrained")
+    for ax in axes.flat:
+        for label, ls in (("Reno, FIFO", "-"), ("Reno, PFQ/LQD", "--"), ("Poisson(25.1)", ":")):
+            ax.plot(np.arange(10.0), np.arange(10.0) + len(ls), ls=ls, label=label)
+    suptitle(fig, "B5.3: background transfers in progress")
+    legend(fig, axes)
+    return fig
+
+
+def _one_row(fig, axes):
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
+
+
+def test_a_figure_legend_wider_than_its_figure_fails():
+    """B5.3 at the smoke tier: a one-row key under a 2.6-in column runs past both edges."""
+    checks, texts = _checks(_b53_like(2.6, _one_row), "B5.3")
+    assert checks == ["legend placement", "legend placement"]
+    assert all(t.startswith("figure legend leaves the figure by its ") for t in texts)
+    assert {t.split(" by its ")[1].split()[0] for t in texts} == {"left", "right"}
+    assert _checks(_b53_like(5.0, _one_row), "B5.3")[0] == []
+
+
+def test_the_flow_key_under_the_panels_takes_the_columns_the_width_holds():
+    """Study B's key (B5.1-B5.9): fewer columns under one column of panels, one row if wide."""
+    from tcprepro.figures.study_b import _flow_legend
+
+    fig = _b53_like(2.6, _flow_legend)
+    assert len(fig.legends) == 1
+    assert fig.legends[0]._ncols < 3
+    assert _checks(fig, "B5.3")[0] == []
+    fig = _b53_like(5.0, _flow_legend)
+    assert fig.legends[0]._ncols == 3
+    assert _checks(fig, "B5.3")[0] == []
+    # the same for any key drawn under the panels
+    handles = [Line2D([], [], color=f"C{i}") for i in range(6)]
+    fig, ax = plt.subplots(figsize=(2.0, 2.0), layout="constrained")
+    _time_series(ax)
+    legend = legend_below(fig, handles, [f"a long label {i}" for i in range(6)], ncols=6)
+    fig.draw_without_rendering()
+    assert legend.get_window_extent().width <= fig.bbox.width
+    plt.close(fig)
+
+
+def test_a_panel_legend_past_the_figures_edge_fails():
+    """A key anchored right of its panel, in a figure laid out without room for it."""
+    fig, ax = plt.subplots(figsize=(3, 2.5))
+    _time_series(ax)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    checks, texts = _checks(fig, "B5.4")
+    assert checks == ["legend placement"]
+    assert texts[0].startswith("legend of panel 1 leaves the figure by its right edge")
+
+    fig, ax = plt.subplots(figsize=(3, 2.5), layout="constrained")
+    _time_series(ax)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))  # the layout makes room for it
+    assert _checks(fig, "B5.4")[0] == []
+
+
+def test_a_legend_over_another_panel_fails():
+    """A key placed under its panel, over the panel below; or a figure legend on a panel."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(3, 4))
+    _time_series(top)
+    _time_series(bottom, label="flow 2 (Cubic)")
+    top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1))
+    checks, texts = _checks(fig, "B5.4")
+    assert checks == ["legend placement"]
+    assert texts[0] == "legend of panel 1 covers panel 2"
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(5, 2.5))
+    _time_series(left)
+    _time_series(right)
+    fig.legend(*left.get_legend_handles_labels(), loc="center")  # over the gap: both panels
+    checks, texts = _checks(fig, "B5.4")
+    assert checks == ["legend placement", "legend placement"]
+    assert texts == ["figure legend covers panel 1", "figure legend covers panel 2"]
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(3, 4), layout="constrained")
+    _time_series(top)
+    _time_series(bottom, label="flow 2 (Cubic)")
+    top.legend(loc="lower right")  # inside its own panel
+    assert _checks(fig, "B5.4")[0] == []
+    # a panel's second y axis (C1's queue) is the same panel
+    fig, ax = plt.subplots(figsize=(3, 2.5), layout="constrained")
+    _time_series(ax)
+    ax.twinx().plot([0, 10], [0, 50], color="0.5")
+    ax.legend(loc="lower right")
+    assert _checks(fig, "C1")[0] == []
+
+
+def test_a_subfigures_legend_is_checked():
+    """A3's key over its panels is a subfigure's legend (not in the figure's legends)."""
+    fig = plt.figure(figsize=(3, 3), layout="constrained")
+    top, bottom = fig.subfigures(2, 1)
+    ax = top.subplots()
+    _time_series(ax)
+    bottom.subplots().plot([0, 1], [0, 1])
+    top.legend(*ax.get_legend_handles_labels(), loc="upper left", bbox_to_anchor=(0.9, 1.0))
+    assert "legend placement" in _checks(fig, "A3")[0]
 
 
 def test_title_lines_break_between_phrases_and_each_line_fits():

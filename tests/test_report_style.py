@@ -107,3 +107,91 @@ def test_the_parameters_table_names_sender_groups_and_sweeps_as_the_report_does(
     assert not [n for n in names if n.startswith("senders ") or re.match(r"sweep \w", n)]
     assert {"hosts 1 and 2", "host 1", "host 2", "web clients", "sweep: RTT2"} <= names
     assert "SACK on, timestamps on" in text
+
+
+def test_the_parameters_table_prints_values_as_the_report_does():
+    """Issue 34: queue disciplines by their registry names (``fifo``, ``pfq_lqd``),
+    "recovery classic", sweep values as the config writes them (``50Mbps``, ``14ms``),
+    buffers as a count of KiB. The table prints names and quantities as the report's prose
+    does, through the units module's and the registry's names."""
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.latex import escape
+    from tcprepro.paper import _parameters
+    from tcprepro.units import format_quantity
+    from tcprepro.variants import QDISCS
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    figures = config.simulated_figures
+    text = _parameters(config, "smoke", figures)
+    rows = [line.split(" & ") for line in text.split(r"\endhead")[1].splitlines()]
+    rows = [row for row in rows if len(row) == 4]
+    values = "\n".join(" & ".join(row[2:]) for row in rows)
+    for internal in (r"\bfifo\b", r"pfq\\_lqd", r"recovery classic", r"\bpkts\b"):
+        assert not re.search(internal, values), internal
+    # a quantity as the config writes it (50Mbps, 14ms, 16MiB), or a size in thousands of KiB
+    assert not re.search(r"\d(?:[kMG]bps|ms|s|[KMG]iB)\b", values)
+    assert not re.search(r"\b\d{4,}\W*KiB", values)
+    assert r"FIFO~(drop-tail)" in values
+    assert r"PFQ/LQD" in values
+    assert "classic fast recovery" in values
+    assert all(q.label for q in QDISCS.values())  # each discipline has the report's name
+    # each swept value printed through the units module, number and unit kept together
+    for figure in figures:
+        sweep = config.figure(figure).get("sweep", {})
+        for dim, swept in config.sweep_values(figure, "smoke").items():
+            if not all(isinstance(v, str) for v in swept):
+                continue
+            label = sweep[dim].get("label", dim)
+            printed = ", ".join(escape(format_quantity(v).replace(" ", "\u00a0")) for v in swept)
+            row = next(
+                r
+                for r in rows[[r[0] for r in rows].index(figure) :]
+                if r[1].endswith(f"sweep: {escape(label)}")
+            )
+            assert row[2].removeprefix(r"\textbf{").startswith(f"{printed} ("), (figure, dim)
+    c31 = config.sweep_values("C3.1", "smoke")["rtt"]
+    assert all(v.endswith("ms") for v in c31)  # the check above covers durations
+    rate = config.sweep_values("B5.10", "smoke")["rate"]
+    assert all(v.endswith("Mbps") for v in rate)  # and rates
+
+
+def test_the_longest_sweep_label_fits_its_column(tmp_path):
+    """B5.1's "Bottlenecked flows, queue discipline, buffer B (packets)": five lines of
+    its narrow column; the parameter column holds it in three, with no overfull box."""
+    import subprocess
+
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.paper import _parameters, overfull_boxes
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    label = config.figure("B5.1")["sweep"]["case"]["label"]
+    assert len(label) > 50  # the longest label of the config
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated/parameters.tex").write_text(_parameters(config, "smoke", ["B5.1"]))
+    report = (ROOT / "paper/tcprepro.tex").read_text()
+    assert "\\begingroup\\small\n\\reproinput{generated/parameters.tex}" in report  # set so
+    (tmp_path / "t.tex").write_text(
+        "\\documentclass[10pt,a4paper]{article}\n"
+        + (ROOT / "paper/preamble.tex").read_text()
+        + "\n\\begin{document}\\small\n\\reproinput{generated/parameters.tex}\n"
+        + "\\end{document}\n"
+    )
+    subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
+    log = (tmp_path / "t.log").read_text(errors="replace")
+    assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
+    lines = subprocess.run(
+        ["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if "sweep:" in line)
+    last = next(i for i, line in enumerate(lines) if i >= first and "(packets)" in line)
+    assert last - first + 1 <= 3, lines[first : last + 1]
+    printed = " ".join(lines[first : last + 1])
+    assert all(word in printed for word in label.split()), printed

@@ -212,6 +212,38 @@ def test_the_figure_draws_the_strip_and_states_the_numbers_it_drew():
     assert stated <= allowed, stated - allowed
 
 
+def test_the_response_key_shows_each_variant_as_its_curves_are_drawn():
+    """One or two size bins per curve (the smoke tier's): markers only, and so is the key."""
+    from tcprepro.figures.checks import defects
+    from tcprepro.figures.study_a import response_time_curves
+
+    narrow = {
+        key: (starts, [60_000 + 1_000 * i for i in range(len(starts))])
+        for key, (starts, _) in DRAWS.items()
+    }
+    ds = a3_like(
+        cell_draws={
+            (up, load, rep): narrow[(load, rep)]
+            for up in ("NewReno", "Vegas")
+            for load, rep in narrow
+        }
+    )
+    fig = response_time_curves(ds, title="A3", min_transfers=1)
+    curves = [line for ax in fig.axes for line in ax.lines if line.get_label() == "NewReno"]
+    assert curves
+    assert all(line.get_linestyle() == "None" for line in curves)
+    (key,) = [
+        leg
+        for sub in fig.subfigs
+        for leg in sub.legends
+        if leg.get_title().get_text() == "download variant"
+    ]
+    assert [t.get_text() for t in key.texts] == ["NewReno"]
+    (handle,) = key.legend_handles
+    assert (handle.get_linestyle(), handle.get_marker()) == ("None", "o")
+    assert defects(fig, "A3") == []
+
+
 def test_the_strip_follows_the_data():
     from tcprepro.figures.common import drawn
     from tcprepro.figures.study_a import response_time_curves

@@ -56,3 +56,36 @@ def test_format_rate():
     assert units.format_rate(10e6) == "10 Mb/s"
     assert units.format_rate(2.5e9) == "2.5 Gb/s"
     assert units.format_rate(300) == "300 b/s"
+
+
+def test_format_duration_and_size_print_what_parse_reads():
+    assert units.format_duration(0.014) == "14 ms"
+    assert units.format_duration(0) == "0 ms"
+    assert units.format_duration(1.5) == "1.5 s"
+    assert units.format_size(16 * 2**20) == "16 MiB"
+    assert units.format_size(64 * 1024) == "64 KiB"
+    assert units.format_size(200_000) == "200 kB"  # whole in kB, not in KiB
+    assert units.format_size(1448) == "1448 B"
+    for text in ("14ms", "650ms", "2s", "16MiB", "256KiB", "200kB", "1448B"):
+        parse = units.parse_size if text.endswith("B") else units.parse_duration
+        printed = units.format_duration if parse is units.parse_duration else units.format_size
+        assert parse(printed(parse(text)).replace(" ", "")) == parse(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "printed"),
+    [
+        ("50Mbps", "50 Mb/s"),
+        ("14ms", "14 ms"),
+        ("1.5s", "1.5 s"),
+        ("16MiB", "16 MiB"),
+        ("8KiB", "8 KiB"),
+        # not quantities: names, case names, bare numbers (a bare 0 has no unit to print)
+        ("NewReno", "NewReno"),
+        ("Reno.FIFO.20", "Reno.FIFO.20"),
+        ("0.00001", "0.00001"),
+        ("0", "0"),
+    ],
+)
+def test_format_quantity_prints_a_value_written_with_its_unit(text, printed):
+    assert units.format_quantity(text) == printed

@@ -8,13 +8,25 @@ can never silently mean something else.
 Prefixes are decimal (k = 1000, M = 10^6, G = 10^9) except the binary IEC
 prefixes KiB, MiB, GiB. ``B`` is a byte and ``b``/``bit`` a bit; ``KB`` is
 refused because people use it for both 1000 and 1024 bytes.
+
+The ``format_*`` functions write a value back as the report prints it, the number and
+its unit apart: ``50 Mb/s``, ``14 ms``, ``16 MiB``.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["format_rate", "parse_duration", "parse_frequency", "parse_rate", "parse_size"]
+__all__ = [
+    "format_duration",
+    "format_quantity",
+    "format_rate",
+    "format_size",
+    "parse_duration",
+    "parse_frequency",
+    "parse_rate",
+    "parse_size",
+]
 
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
@@ -107,3 +119,47 @@ def format_rate(bps: float) -> str:
         if abs(bps) >= scale:
             return f"{bps / scale:g} {prefix}b/s"
     return f"{bps:g} b/s"
+
+
+def format_duration(seconds: float) -> str:
+    """Format a duration in seconds: milliseconds below a second (``14 ms``), else seconds."""
+    if abs(seconds) < 1:
+        return f"{seconds * 1000:g} ms"
+    return f"{seconds:g} s"
+
+
+#: units of a size, largest first: a size prints in the first that holds it whole
+_SIZE_FORMATS = (("GiB", 1024**3), ("MiB", 1024**2), ("GB", 1000**3), ("MB", 1000**2))
+_SIZE_FORMATS += (("KiB", 1024), ("kB", 1000))
+
+
+def format_size(n_bytes: float) -> str:
+    """Format a size in bytes in the largest unit that holds it whole (``16 MiB``, ``200 kB``).
+
+    Binary units first at each scale, as buffers are written (``64 KiB``); a size that is
+    a whole number of none prints in bytes (``1448 B``).
+    """
+    for unit, scale in _SIZE_FORMATS:
+        if abs(n_bytes) >= scale and float(n_bytes) % scale == 0:
+            return f"{n_bytes / scale:g} {unit}"
+    return f"{n_bytes:g} B"
+
+
+def format_quantity(text: str) -> str:
+    """A rate, duration or size written with its unit as the report prints it.
+
+    ``"50Mbps"`` -> ``50 Mb/s``, ``"14ms"`` -> ``14 ms``, ``"256KiB"`` -> ``256 KiB``;
+    any other text (a name, a bare number) is returned as it is.
+    """
+    for parse, format_ in (
+        (parse_rate, format_rate),
+        (parse_duration, format_duration),
+        (parse_size, format_size),
+    ):
+        try:
+            value = parse(text)
+        except ValueError:
+            continue
+        if text.strip() != "0":  # a bare 0 reads as any quantity: it has no unit to print
+            return format_(value)
+    return text

@@ -70,6 +70,8 @@ class Qdisc:
     name: str
     ns3_type: str
     description: str
+    #: the name the report prints (the parameters table, captions); the registry name if empty
+    label: str = ""
     #: ns-3 attribute that receives the buffer size as "<B>p"
     ns3_limit_attribute: str = "MaxSize"
     linux_qdisc: str | None = None
@@ -81,6 +83,11 @@ class Qdisc:
     def available(self) -> bool:
         """True when the ns-3 model exists in this version of tcprepro."""
         return self.status == "available"
+
+    @property
+    def shown_name(self) -> str:
+        """The name the report prints: :attr:`label`, else the registry name."""
+        return self.label or self.name
 
 
 VARIANTS: dict[str, Variant] = {
@@ -212,13 +219,33 @@ VARIANTS: dict[str, Variant] = {
 QDISCS: dict[str, Qdisc] = {
     q.name: q
     for q in (
-        Qdisc("fifo", "ns3::FifoQueueDisc", "FIFO with tail drop (DropTail)", linux_qdisc="pfifo"),
         Qdisc(
-            "red", "ns3::RedQueueDisc", "Random Early Detection (ns-3 defaults)", linux_qdisc="red"
+            "fifo",
+            "ns3::FifoQueueDisc",
+            "FIFO with tail drop (DropTail)",
+            label="FIFO (drop-tail)",
+            linux_qdisc="pfifo",
         ),
-        Qdisc("codel", "ns3::CoDelQueueDisc", "CoDel AQM (ns-3 defaults)", linux_qdisc="codel"),
         Qdisc(
-            "fq_codel", "ns3::FqCoDelQueueDisc", "FQ-CoDel (ns-3 defaults)", linux_qdisc="fq_codel"
+            "red",
+            "ns3::RedQueueDisc",
+            "Random Early Detection (ns-3 defaults)",
+            label="RED",
+            linux_qdisc="red",
+        ),
+        Qdisc(
+            "codel",
+            "ns3::CoDelQueueDisc",
+            "CoDel AQM (ns-3 defaults)",
+            label="CoDel",
+            linux_qdisc="codel",
+        ),
+        Qdisc(
+            "fq_codel",
+            "ns3::FqCoDelQueueDisc",
+            "FQ-CoDel (ns-3 defaults)",
+            label="FQ-CoDel",
+            linux_qdisc="fq_codel",
         ),
         Qdisc(
             "pfq_lqd",
@@ -226,6 +253,7 @@ QDISCS: dict[str, Qdisc] = {
             "per-flow start-time fair queueing with priority to flows below the fair rate "
             "(PFQ), shared buffer, drop from the longest queue (LQD); DropFront: true drops "
             "its first packet",
+            label="PFQ/LQD",
             # Linux twin (tcprepro.emulation.linux.sfq_arguments): stochastic fairness
             # queueing, DRR over hashed flows with one shared limit, dropping from the
             # longest flow when full, at its head with headdrop (DropFront true), else at

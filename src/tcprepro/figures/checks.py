@@ -32,6 +32,12 @@ figure with one of these defects is never written:
     A title (a panel's, or the figure's suptitle) whose box leaves the figure's, clipped
     by its edge (saved cut to its contents, the file would grow past the width the
     figure was made for, and the report would shrink it), or meets a colour bar's axes.
+``legend placement``
+    A legend (a panel's, the figure's or a subfigure's) whose box leaves the figure's by
+    more than the slack, clipped by its edge (saved cut to its contents, the file would
+    grow past the width the figure was made for, and the report would shrink it), or
+    covers the axes of a panel other than its own or its twin (a figure legend: of any
+    panel), colour bars included.
 ``ticks``
     A numeric axis of a panel with data that labels fewer than two ticks (a log
     axis with one tick gives no scale); an axis whose ticks the figure places
@@ -55,7 +61,7 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.cm import ScalarMappable
 from matplotlib.collections import Collection, LineCollection
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 from matplotlib.image import AxesImage
 from matplotlib.legend import Legend
 from matplotlib.lines import Line2D
@@ -87,6 +93,7 @@ CHECKS = (
     "axis range",
     "overlapping text",
     "title placement",
+    "legend placement",
     "ticks",
 )
 #: the least share of an axis's range the data must span
@@ -177,6 +184,7 @@ def defects(fig: Figure, name: str) -> list[Defect]:
         found += _tick_defects(ax, renderer)
     found += _overlapping_text(fig, renderer)
     found += _title_placement(fig, panels, renderer)
+    found += _legend_placement(fig, panels, renderer)
     return found
 
 
@@ -299,8 +307,13 @@ def _has_data_inside(artist: Artist, ax: Axes) -> bool:
 # ---------------------------------------------------------------- legend
 
 
+def _figure_legends(fig: Figure | SubFigure) -> list[Legend]:
+    """The legends of the figure and of its subfigures (``fig.legends`` holds only its own)."""
+    return [*fig.legends, *(leg for sub in fig.subfigs for leg in _figure_legends(sub))]
+
+
 def _legends(fig: Figure, panels: Iterable[Axes]) -> Iterator[Legend]:
-    for legend in [*fig.legends, *(ax.get_legend() for ax in panels)]:
+    for legend in [*_figure_legends(fig), *(ax.get_legend() for ax in panels)]:
         if legend is not None and legend.get_visible():
             yield legend
 
@@ -372,7 +385,7 @@ def _legend_defects(fig: Figure, panels: list[Axes]) -> list[Defect]:
     with_data = [(a, ax) for a, ax in drawn if _has_data_inside(a, ax)]
     out = []
     for legend in _legends(fig, panels):
-        where = "figure legend" if legend in fig.legends else "legend"
+        where = "legend" if legend.axes is not None else "figure legend"
         for text, handle in zip(legend.texts, legend.legend_handles, strict=False):
             label = text.get_text()
             if not label or not text.get_visible():
@@ -492,6 +505,19 @@ def _titles(fig: Figure, panels: list[Axes]) -> Iterator[tuple[str, Text]]:
             yield f"title of panel {fig.axes.index(ax) + 1}", title
 
 
+def _beyond(box: Bbox, page: Bbox) -> Iterator[tuple[str, float]]:
+    """Each edge of ``page`` that ``box`` crosses by more than the slack, and by how much (px)."""
+    beyond = {
+        "left": page.x0 - box.x0,
+        "right": box.x1 - page.x1,
+        "bottom": page.y0 - box.y0,
+        "top": box.y1 - page.y1,
+    }
+    for edge, pixels in beyond.items():
+        if pixels > _SLACK_PX:
+            yield edge, pixels
+
+
 def _title_placement(fig: Figure, panels: list[Axes], renderer: object) -> list[Defect]:
     """Titles past the figure's edges (by more than the slack) or over a colour bar."""
     page = fig.bbox
@@ -504,21 +530,14 @@ def _title_placement(fig: Figure, panels: list[Axes], renderer: object) -> list[
         box = title.get_window_extent(renderer)
         if box.width <= 0 or box.height <= 0:
             continue
-        beyond = {
-            "left": page.x0 - box.x0,
-            "right": box.x1 - page.x1,
-            "bottom": page.y0 - box.y0,
-            "top": box.y1 - page.y1,
-        }
-        for edge, pixels in beyond.items():
-            if pixels > _SLACK_PX:
-                out.append(
-                    Defect(
-                        "title placement",
-                        f"{where}: {text!r} leaves the figure by its {edge} edge "
-                        f"({pixels:.0f} px clipped)",
-                    )
+        for edge, pixels in _beyond(box, page):
+            out.append(
+                Defect(
+                    "title placement",
+                    f"{where}: {text!r} leaves the figure by its {edge} edge "
+                    f"({pixels:.0f} px clipped)",
                 )
+            )
         for bar in bars:
             overlap = Bbox.intersection(box, bar.get_window_extent(renderer))
             if overlap is None or min(overlap.width, overlap.height) <= _SLACK_PX:
@@ -528,6 +547,41 @@ def _title_placement(fig: Figure, panels: list[Axes], renderer: object) -> list[
             out.append(
                 Defect("title placement", f"{where}: {text!r} runs into the colour bar{named}")
             )
+    return out
+
+
+# ---------------------------------------------------------------- legend placement
+
+
+def _legend_placement(fig: Figure, panels: list[Axes], renderer: object) -> list[Defect]:
+    """Legends past the figure's edges (by more than the slack) or over another panel."""
+    page = fig.bbox
+    others = [ax for ax in fig.axes if ax.get_visible()]
+    out = []
+    for legend in _legends(fig, panels):
+        own = legend.axes  # None: a figure's (or a subfigure's) legend
+        where = "figure legend" if own is None else f"legend of {_panel_name(own)}"
+        box = legend.get_window_extent(renderer)
+        if box.width <= 0 or box.height <= 0:
+            continue
+        for edge, pixels in _beyond(box, page):
+            out.append(
+                Defect(
+                    "legend placement",
+                    f"{where} leaves the figure by its {edge} edge "
+                    f"({pixels / fig.dpi:.2f} in clipped)",
+                )
+            )
+        for ax in others:
+            if own is not None and np.allclose(ax.bbox.bounds, own.bbox.bounds):
+                continue  # its own panel, or a twin of it (a second y axis)
+            overlap = Bbox.intersection(box, ax.bbox)
+            if overlap is None or min(overlap.width, overlap.height) <= _SLACK_PX:
+                continue
+            label = ax.get_ylabel() or ax.get_xlabel()
+            bar = "the colour bar" + (f" ({label!r})" if label else "")
+            what = bar if _is_colourbar(ax) else _panel_name(ax)
+            out.append(Defect("legend placement", f"{where} covers {what}"))
     return out
 
 

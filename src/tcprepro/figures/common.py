@@ -10,7 +10,8 @@ not fit), so a figure is made at most :data:`TEXT_WIDTH_IN` wide and
 :data:`MAX_HEIGHT_IN` high, and its text is :data:`FONT_PT` points on paper: the
 same size in every figure. Importing this module sets matplotlib's text sizes.
 A figure's width follows the panels its tier drew, so its title (:func:`suptitle`)
-takes the lines that width needs, broken between the title's phrases.
+takes the lines that width needs, broken between the title's phrases, and a key under
+the panels (:func:`legend_below`) the columns that width holds.
 
 What was drawn
 --------------
@@ -27,14 +28,15 @@ Checked before saving
 first: a legend entry naming nothing drawn, a colour scale without its bar, a title
 without the catalogue id, text over data, an axis leaving the data a sliver of its
 range, colliding texts, a title clipped by the figure's edge or running into a colour
-bar, or an axis with one tick label stop the build, naming the figure and the defect,
-and nothing is written.
+bar, a legend clipped by the figure's edge or covering another panel, or an axis with
+one tick label stop the build, naming the figure and the defect, and nothing is written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,8 +45,10 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib import cbook
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
+from matplotlib.legend import Legend
 from matplotlib.text import Text
 from matplotlib.textpath import TextToPath
 
@@ -57,6 +61,7 @@ __all__ = [
     "Drawn",
     "drawn",
     "empty_panel",
+    "legend_below",
     "points_style",
     "record",
     "save_figure",
@@ -184,6 +189,24 @@ def suptitle(fig: Figure, text: str) -> Text:
     """Set the figure's title in the lines the figure's width needs (:func:`title_lines`)."""
     size = FontProperties(size=mpl.rcParams["figure.titlesize"]).get_size_in_points()
     return fig.suptitle(title_lines(text, fig.get_figwidth(), size), wrap=True)
+
+
+def legend_below(
+    fig: Figure, handles: Sequence[Artist], labels: Sequence[str], ncols: int = 5
+) -> Legend:
+    """A figure legend under the panels, in as many columns as the figure's width holds.
+
+    At most ``ncols`` columns; fewer (more rows) when the legend would be wider than the
+    figure, so that a narrow figure (one column of panels) keeps its key within its width.
+    """
+    renderer = fig._get_renderer()  # any canvas: a notebook's has no get_renderer
+    columns = max(1, min(ncols, len(labels)))
+    while True:
+        legend = fig.legend(list(handles), list(labels), loc="outside lower center", ncols=columns)
+        if columns == 1 or legend.get_window_extent(renderer).width <= fig.bbox.width:
+            return legend
+        legend.remove()  # laid out when made: fewer columns need a new legend
+        columns -= 1
 
 
 def spread_statement(repetitions: int, what: str = "Error bars") -> str:

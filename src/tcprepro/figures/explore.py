@@ -21,7 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from tcprepro.figures.common import TEXT_WIDTH_IN, suptitle
+from tcprepro.figures.common import TEXT_WIDTH_IN, legend_below, suptitle
 
 __all__ = ["explored_figure", "png_bytes"]
 
@@ -90,7 +90,7 @@ def explored_figure(
         ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4))
+        legend_below(fig, handles, labels, ncols=4)
     suptitle(fig, title)
     return fig
 

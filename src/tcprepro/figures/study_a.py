@@ -27,6 +27,7 @@ from tcprepro.figures.common import (
     TEXT_WIDTH_IN,
     Drawn,
     empty_panel,
+    legend_below,
     points_style,
     record,
     spread_statement,
@@ -220,8 +221,8 @@ def response_time_curves(
     download variant, with its Student-t 95 % confidence band. Transfers of all
     repetitions are pooled; size bins with fewer than ``min_transfers`` completed
     transfers are not drawn; censored transfers (still running at the end) are
-    counted in each panel's corner, never averaged. The colour key sits below the
-    panels.
+    counted in each panel's corner, never averaged. The colour key, above the panels,
+    shows each download variant drawn in its curves' style.
 
     A strip below shows what was drawn (:func:`traffic_strip`): the histogram of the
     transfer sizes, in the same bins, against the count the size law expects, and the
@@ -271,8 +272,20 @@ def response_time_curves(
     for ax in axes.flat:
         ax.tick_params(axis="x", labelrotation=45)
     top.supxlabel("transfer size (bytes)")
-    handles = [plt.Line2D([], [], color=palette[d], marker="o", markersize=3) for d in downs]
-    top.legend(handles, downs, title="download variant", loc="outside upper center", ncols=4)
+    # the key of each download variant drawn, in its style (markers only for one or two bins)
+    keys: dict[str, Any] = {}
+    for ax in axes.flat:
+        for line in ax.lines:
+            keys.setdefault(line.get_label(), line)
+    drawn_downs = [d for d in downs if d in keys]
+    if drawn_downs:
+        top.legend(
+            [keys[d] for d in drawn_downs],
+            drawn_downs,
+            title="download variant",
+            loc="outside upper center",
+            ncols=4,
+        )
     if title:
         suptitle(fig, title)
     n_reps = int(ds.sizes.get("rep", 1))
@@ -345,6 +358,7 @@ def _response_curves(
             marker="o",
             color=palette[down],
             markersize=3,
+            label=down,
             **points_style(len(curve)),
         )
         ax.errorbar(
@@ -687,7 +701,7 @@ def trace_panels(
         plt.Line2D([], [], color="0.3", ls="--", lw=0.7),
     ]
     labels = ["download (its queue: downlink)", "upload (its queue: uplink)", "buffer size"]
-    fig.legend(handles, labels, loc="outside lower center", ncols=3)
+    legend_below(fig, handles, labels, ncols=3)
     if title:
         suptitle(fig, title)
     n_reps = int(ds.sizes.get("rep", 1))

@@ -44,6 +44,7 @@ from tcprepro.figures.common import (
     Drawn,
     drawn,
     empty_panel,
+    legend_below,
     record,
     suptitle,
 )
@@ -215,12 +216,7 @@ def _flow_legend(fig: Figure, axes: np.ndarray) -> None:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             entries.setdefault(label, handle)
     if entries:
-        fig.legend(
-            list(entries.values()),
-            list(entries),
-            loc="outside lower center",
-            ncols=min(len(entries), 5),
-        )
+        legend_below(fig, list(entries.values()), list(entries))
 
 
 def time_series(ds: xr.Dataset, figure_id: str) -> Figure:

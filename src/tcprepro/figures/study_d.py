@@ -23,6 +23,7 @@ from tcprepro.figures.common import (
     MAX_HEIGHT_IN,
     TEXT_WIDTH_IN,
     Drawn,
+    legend_below,
     points_style,
     record,
     spread_statement,
@@ -86,7 +87,7 @@ def _outside_legend(fig: Figure, axes: Sequence[plt.Axes]) -> None:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             entries.setdefault(label, handle)
     if entries:
-        fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncols=2)
+        legend_below(fig, list(entries.values()), list(entries), ncols=2)
 
 
 def _backends_statement(table: pd.DataFrame) -> str:

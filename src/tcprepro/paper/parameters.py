@@ -2,6 +2,10 @@ r"""The parameters and deviations tables (``parameters.tex``, ``deviations.tex``
 
 Each parameter of a simulated figure in this build next to the paper tier's, and the
 ``notes`` of each scenario file (choices the papers leave open, deliberate departures).
+Values print as the report's prose writes them: quantities through
+:mod:`tcprepro.units` (``50 Mb/s``, ``14 ms``, ``16 MiB``; a number and its unit never
+split across lines), queue disciplines by the registry's names
+(:attr:`tcprepro.variants.Qdisc.label`), switches as on/off.
 """
 
 from __future__ import annotations
@@ -11,18 +15,40 @@ from tcprepro.errors import ConfigError
 from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
 from tcprepro.scenario.model import Note
-from tcprepro.units import format_rate
+from tcprepro.units import format_duration, format_quantity, format_rate, format_size
+from tcprepro.variants import QDISCS
+
+#: loss recovery (``tcp.recovery``) as the report names it
+_RECOVERY = {"classic": "classic fast recovery", "prr": "PRR recovery (RFC 6937)"}
+
+
+def _whole(text: str) -> str:
+    """``text`` with unbreakable spaces: a quantity and its unit, a name, on one line."""
+    return text.replace(" ", "\u00a0")
 
 
 def _shown(value: object) -> str:
-    """A parameter's value as the table prints it: a switch as on/off."""
+    """A parameter's value as the report prints it.
+
+    A switch as on/off, a quantity with its unit (``50 Mb/s``, ``14 ms``, ``16 MiB``), a
+    queue discipline by its name (``PFQ/LQD``), a fraction without trailing zeros.
+    """
     if isinstance(value, bool):
         return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str):
+        if value in QDISCS:
+            return _whole(QDISCS[value].shown_name)
+        return _whole(format_quantity(value))
     return str(value)
 
 
-def _direction(cfg: LinkDirection) -> str:
-    return f"{format_rate(cfg.rate)}, {cfg.delay * 1000:g} ms, {cfg.buffer_pkts} pkts {cfg.qdisc}"
+def _direction(cfg: LinkDirection, bdp: float | None = None) -> str:
+    """A link direction: rate, one-way delay, buffer (in BDPs where set so) and discipline."""
+    buffer = _whole(f"{cfg.buffer_pkts} packets" + (f" ({bdp:g} BDP)" if bdp is not None else ""))
+    rate, delay = _whole(format_rate(cfg.rate)), _whole(format_duration(cfg.delay))
+    return f"{rate}, {delay}, {buffer}, {_shown(cfg.qdisc)}"
 
 
 def _topology_rows(scenario: Scenario) -> list[tuple[str, str]]:
@@ -34,18 +60,11 @@ def _topology_rows(scenario: Scenario) -> list[tuple[str, str]]:
             ("server link", _direction(topo.server_link)),
         ]
     assert isinstance(topo, DumbbellTopology)
-    bottleneck = _direction(topo.bottleneck)
-    if topo.buffer_bdp is not None:
-        bottleneck += f" ({topo.buffer_bdp:g} BDP)"
-    rows = [("bottleneck", bottleneck)]
+    rows = [("bottleneck", _direction(topo.bottleneck, topo.buffer_bdp))]
     for group in topo.senders:
-        rtt = f", RTT {group.rtt * 1000:g} ms" if group.rtt is not None else ""
-        rows.append(
-            (
-                group.shown_name,
-                f"{format_rate(group.rate)}, {group.delay * 1000:g} ms ×{group.count or 1}{rtt}",
-            )
-        )
+        rtt = f", RTT {_whole(format_duration(group.rtt))}" if group.rtt is not None else ""
+        rate, delay = _whole(format_rate(group.rate)), _whole(format_duration(group.delay))
+        rows.append((group.shown_name, f"{rate}, {delay} ×{group.count or 1}{rtt}"))
     return rows
 
 
@@ -71,27 +90,32 @@ def _parameter_rows(config: WorkflowConfig, figure: str, tier: str) -> list[tupl
         rows.append((f"sweep: {sweep[dim].get('label', dim)}", f"{shown} ({len(values)})"))
     tcp = scenario.tcp
     repetitions = int(config.tier_settings(figure, tier)["repetitions"])
+    send, receive = _whole(format_size(tcp.send_buffer)), _whole(format_size(tcp.recv_buffer))
+    buffers = (
+        f"buffers {send}" if send == receive else f"send buffer {send}, receive buffer {receive}"
+    )
     rows += [
         ("duration / warm-up", f"{scenario.duration:g} s / {scenario.warmup:g} s"),
         ("repetitions / seed", f"{repetitions} / {scenario.seed}"),
         (
             "TCP",
-            f"MSS {tcp.mss} B, SACK {_shown(tcp.sack)}, timestamps {_shown(tcp.timestamps)}, "
+            f"{_whole(f'MSS {tcp.mss} B')}, SACK {_shown(tcp.sack)}, "
+            f"timestamps {_shown(tcp.timestamps)}, "
             f"delayed ACK {tcp.delayed_ack_count} segment{'s' * (tcp.delayed_ack_count != 1)} "
-            f"or {tcp.delayed_ack_timeout * 1000:g} ms, "
-            f"IW {tcp.initial_cwnd_pkts}, buffers "
-            f"{tcp.send_buffer // 1024} KiB, recovery {tcp.recovery}, min RTO "
-            f"{tcp.min_rto:g} s",
+            f"or {_whole(format_duration(tcp.delayed_ack_timeout))}, "
+            f"{_whole(f'IW {tcp.initial_cwnd_pkts}')}, {buffers}, "
+            f"{_RECOVERY.get(tcp.recovery, tcp.recovery)}, "
+            f"min RTO {_whole(format_duration(tcp.min_rto))}",
         ),
-        ("sampling", f"every {scenario.trace.interval * 1000:g} ms"),
+        ("sampling", f"every {_whole(format_duration(scenario.trace.interval))}"),
     ]
     return rows
 
 
 def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
     lines = [
-        r"\begin{longtable}{@{}P{0.065\linewidth}P{0.14\linewidth}"
-        r"P{0.355\linewidth}P{0.355\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.065\linewidth}P{0.2\linewidth}"
+        r"P{0.325\linewidth}P{0.325\linewidth}@{}}",
         r"\caption{Parameters of every simulated figure in this build (tier \texttt{"
         + tex(tier)
         + r"}) next to the paper tier's, which are the papers' own values unless its note "
@@ -167,7 +191,7 @@ def _rates_and_rtts(scenario: Scenario) -> dict[str, str]:
     values = {"bottleneck rate": format_rate(topo.bottleneck.rate)}
     for group in topo.senders:
         if group.rtt is not None:
-            values[f"RTT of {group.shown_name}"] = f"{group.rtt * 1000:g} ms"
+            values[f"RTT of {group.shown_name}"] = format_duration(group.rtt)
     return values
 
 
