@@ -12,7 +12,7 @@ Package map (each module's docstring says what it owns):
 - ``metrics``, ``analysis``, ``models``: measurements and the papers' analytic models;
 - ``claims``: the claims registry, readings and checker;
 - ``figures``, ``paper``, ``latex``: figures and the generated report;
-- ``explore``: the JupyterLab explorer; ``bench``: benchmarks;
+- ``explore``: the JupyterLab explorer; ``bench``, ``bench_workflow``: benchmarks;
 - ``doctor``, ``cli``: capability checks and the ``tcprepro`` command.
 """
 

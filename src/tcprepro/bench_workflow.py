@@ -1,0 +1,270 @@
+"""Benchmarks of the workflow as a whole (``tcprepro bench``, :mod:`tcprepro.bench`).
+
+- **Whole workflow**: a profile from empty data, then its no-op rerun, with the job
+  time of each stage (:func:`stage_times`, from Snakemake's log).
+- **The plan against a build**: ``tcprepro plan``'s estimate of two figures' runs next
+  to the wall time of building them (:func:`plan_check`).
+- **A recorded run**: the logs of an earlier ``make figures`` (:func:`recorded_workflow`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "PLAN_CHECK",
+    "PLAN_TOLERANCE",
+    "plan_check",
+    "recorded_workflow",
+    "stage_times",
+    "workflow",
+]
+
+#: the repository's benchmarks folder; its parent holds the workflow
+BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _copy_workflow(root: Path, dest: Path) -> None:
+    """The workflow's files (no build, figures or generated tables) into ``dest``."""
+    for name in ("Snakefile", "workflow", "notebooks", "paper"):
+        source = root / name
+        if source.is_dir():
+            shutil.copytree(
+                source, dest / name, ignore=shutil.ignore_patterns("build", "figures", "generated")
+            )
+        else:
+            shutil.copy(source, dest / name)
+
+
+def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
+    """Wall time of the workflow for ``profile`` from empty data, then of a no-op rerun.
+
+    Runs in a temporary copy of the workflow files (the repository's ``data/`` is
+    untouched); the compiled models are already built (setup excluded).
+    """
+    root = root or BENCH_DIR.parent
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+    with tempfile.TemporaryDirectory() as tmp:
+        _copy_workflow(root, Path(tmp))
+        cmd = [
+            str(bin_dir / "snakemake"),
+            "--profile",
+            f"workflow/profiles/{profile}",
+            "--cores",
+            str(os.cpu_count() or 1),
+        ]
+        started = time.perf_counter()
+        subprocess.run(cmd, cwd=tmp, env=env, check=True, capture_output=True)
+        full = time.perf_counter() - started
+        [log] = sorted((Path(tmp) / ".snakemake/log").glob("*.snakemake.log"))
+        stages = stage_times(log.read_text(errors="replace"))
+        run_wall = sum(
+            float(m[2])
+            for path in (Path(tmp) / "data/logs/simulate").glob("**/rep*.log")
+            if (m := _SIM_LOG.search(path.read_text()))
+        )
+        started = time.perf_counter()
+        rerun = subprocess.run(cmd, cwd=tmp, env=env, check=True, capture_output=True, text=True)
+        noop = time.perf_counter() - started
+        simulated = "rule simulate" in rerun.stdout + rerun.stderr
+    return {
+        "profile": profile,
+        "full_s": full,
+        "noop_rerun_s": noop,
+        "noop_ran_simulations": float(simulated),
+        "stages": stages,
+        "runs_wall_s": run_wall,
+    }
+
+
+#: the figures and tier of the plan check: two studies' figures, a few minutes on 2 cores
+PLAN_CHECK = (("D1", "B5.16"), "quick")
+#: how far the plan's estimate may stray from the measured wall time (issue 33: ±20 %)
+PLAN_TOLERANCE = 0.2
+
+
+def plan_check(
+    figures: tuple[str, ...] = PLAN_CHECK[0], tier: str = PLAN_CHECK[1], root: Path | None = None
+) -> dict[str, Any]:
+    """The plan's estimate of a build of ``figures`` against its measured wall time.
+
+    Builds the figures' combined datasets (their simulate batches and combine jobs) from
+    empty data in a temporary copy of the workflow, on every core, and compares the wall
+    time with :func:`tcprepro.campaign.plan.runs_cost` (the calibrated cost of their runs
+    and the local job start-ups, longest jobs first on the same cores).
+    """
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.plan import runs_cost
+
+    root = root or BENCH_DIR.parent
+    cores = os.cpu_count() or 1
+    config = load_workflow_config(root / "workflow/config.yaml")
+    runs = [run for figure in figures for run in config.runs(figure, tier)]
+    predicted = runs_cost(config, runs, cores).local_s
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+    with tempfile.TemporaryDirectory() as tmp:
+        _copy_workflow(root, Path(tmp))
+        cmd = [  # the targets before --config, which takes every value after it
+            *(str(bin_dir / "snakemake"), *(f"data/combined/{figure}.nc" for figure in figures)),
+            *("--profile", f"workflow/profiles/{tier}", "--cores", str(cores)),
+            *("--config", f"tier={tier}", "emulation=exclude"),
+        ]
+        started = time.perf_counter()
+        done = subprocess.run(cmd, cwd=tmp, env=env, check=False, capture_output=True, text=True)
+        measured = time.perf_counter() - started
+        if done.returncode:
+            raise RuntimeError(f"plan check: {' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+    return {
+        "figures": list(figures),
+        "tier": tier,
+        "cores": cores,
+        "runs": len(runs),
+        "predicted_s": predicted,
+        "measured_s": measured,
+        "ratio": predicted / measured,
+        "within": abs(predicted / measured - 1) <= PLAN_TOLERANCE,
+    }
+
+
+_SIM_LOG = re.compile(r"([0-9.]+) simulated s in ([0-9.]+) s wall")
+_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+_RULE = re.compile(r"^(?:local)?rule (\S+):$")
+_JOBID = re.compile(r"^\s+jobid: (\d+)$")
+_FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\S+)\)$")
+
+
+def stage_times(log_text: str) -> dict[str, dict[str, float]]:
+    """Per rule, the jobs Snakemake's log shows finished and their summed job time (s).
+
+    A job's time runs from the time stamp before its ``rule`` block to the one before its
+    ``Finished jobid`` line (whole seconds, as Snakemake logs them). The notebook jobs
+    (``draw_<notebook>``, one rule per notebook) are one stage, ``draw``.
+    """
+    import datetime as dt
+
+    stamp = None
+    rule = None
+    started: dict[str, tuple[str, dt.datetime]] = {}
+    out: dict[str, dict[str, float]] = {}
+    for line in log_text.splitlines():
+        if found := _STAMP.match(line):
+            stamp = dt.datetime.strptime(" ".join(found[1].split()), "%a %b %d %H:%M:%S %Y")
+        elif found := _RULE.match(line):
+            rule = found[1]
+        elif (found := _JOBID.match(line)) and rule is not None and stamp is not None:
+            started[found[1]] = (rule, stamp)
+            rule = None
+        elif (found := _FINISHED.match(line)) and found[1] in started and stamp is not None:
+            name, begun = started.pop(found[1])
+            row = out.setdefault(
+                "draw" if name.startswith("draw_") else name, {"jobs": 0, "job_s": 0.0}
+            )
+            row["jobs"] += 1
+            row["job_s"] += (stamp - begun).total_seconds()
+    return out
+
+
+_ELAPSED = re.compile(r"Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):([0-9.]+)")
+_STEPS = re.compile(r"(\d+) of (\d+) steps \((\d+)%\) done")
+_STARTED = re.compile(r"Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+_COMMAND = re.compile(r"Command: (.*)")
+
+
+def _invocation(log: Path) -> dict[str, Any]:
+    """One Snakemake invocation from its log: start, elapsed wall time, steps, outcome."""
+    text = log.read_text(errors="replace")
+    started = _STARTED.search(text)
+    elapsed = _ELAPSED.search(text)
+    steps = _STEPS.findall(text)
+    command = _COMMAND.search(text)
+    if elapsed:
+        days, hours, minutes, seconds = elapsed.groups()
+        wall = int(days or 0) * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+    elif started:  # stopped before Snakemake printed its summary: until the log's last write
+        begin = dt.datetime.strptime(started[1], "%Y-%m-%d %H:%M:%S")
+        end = dt.datetime.fromtimestamp(log.stat().st_mtime, dt.UTC).replace(tzinfo=None)
+        wall = (end - begin).total_seconds()
+    else:
+        wall = float("nan")
+    failed = any(
+        marker in text
+        for marker in ("Error in rule", "Exiting because a job execution failed", "WorkflowError")
+    )
+    if "Nothing to be done" in text:
+        outcome = "nothing to do"
+    elif failed:
+        outcome = "stopped on a failed job"
+    elif steps and steps[-1][0] == steps[-1][1]:
+        outcome = "complete"
+    else:
+        outcome = "interrupted"
+    done, total = (int(steps[-1][0]), int(steps[-1][1])) if steps else (0, 0)
+    return {
+        "log": log.name,
+        "started": started[1] if started else "?",
+        "command": command[1].split("snakemake", 1)[-1].strip() if command else "?",
+        "wall_s": wall,
+        "steps_done": done,
+        "steps_total": total,
+        "outcome": outcome,
+    }
+
+
+def recorded_workflow(workdir: Path, config_path: Path | None = None) -> dict[str, Any]:
+    """What the logs of an earlier ``make figures`` in ``workdir`` measured.
+
+    Reads the Snakemake logs (one per invocation: wall time, steps, outcome), each
+    run's own log line ("N simulated s in W s wall", the event loop and writing of
+    that run) and the datasets under ``data/runs``. Sums them per study, and
+    estimates the paper profile's storage from each figure's bytes per simulated
+    second (the paper tier samples at the same interval, for longer).
+    """
+    from tcprepro.campaign import load_workflow_config
+
+    config = load_workflow_config(config_path or workdir / "workflow/config.yaml")
+    studies: dict[str, dict[str, float]] = {}
+    per_figure_rate: dict[str, float] = {}
+    for figure in config.simulated_figures:
+        study = str(config.figure(figure)["study"])
+        row = studies.setdefault(
+            study, {"runs": 0, "simulated_s": 0.0, "wall_s": 0.0, "bytes": 0.0}
+        )
+        fig_sim, fig_bytes = 0.0, 0.0
+        for log in sorted((workdir / "data/logs/simulate" / figure).glob("**/*.log")):
+            match = _SIM_LOG.search(log.read_text(errors="replace"))
+            dataset = workdir / "data/runs" / log.relative_to(workdir / "data/logs/simulate")
+            dataset = dataset.with_suffix(".nc")
+            if not match or not dataset.exists():
+                continue
+            row["runs"] += 1
+            row["simulated_s"] += float(match[1])
+            row["wall_s"] += float(match[2])
+            row["bytes"] += dataset.stat().st_size
+            fig_sim += float(match[1])
+            fig_bytes += dataset.stat().st_size
+        if fig_sim:
+            per_figure_rate[figure] = fig_bytes / fig_sim
+    paper_bytes, paper_runs = 0.0, 0
+    for figure, rate in per_figure_rate.items():
+        runs = config.runs(figure, "paper")
+        paper_runs += len(runs)
+        paper_bytes += rate * sum(run.scenario().duration for run in runs)
+    logs = sorted((workdir / ".snakemake/log").glob("*.snakemake.log"))
+    return {
+        "workdir": str(workdir),
+        "invocations": [_invocation(log) for log in logs],
+        "studies": studies,
+        "paper_estimate_gib": paper_bytes / 2**30,
+        "paper_estimate_runs": paper_runs,
+    }
