@@ -167,6 +167,7 @@ def plan_report(
     lines = [title + (f", claims {', '.join(claims)}:" if claims else ":")]
     todo_all: list[Run] = []
     simulated_s = 0.0
+    covered = claim_coverage(config, tier) if tier != "verify" else {}
     for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
         wanted = config.cells(figure, tier)
@@ -206,7 +207,7 @@ def plan_report(
                 f"{estimate_emulated_wall_s(emulated, route or VM) / 60:.0f} min when none is "
                 "cached (if the build includes emulation)"
             )
-        if tier != "verify" and (coverage := claim_coverage(config, figure, tier)):
+        if coverage := covered.get(figure):
             lines.append(
                 f"  {figure}: claims' cells in this tier's sweep: "
                 + ", ".join(f"{claim} {k}/{n}" for claim, k, n in coverage)
@@ -248,23 +249,32 @@ def emulated_cost(
     return runs, wall_s
 
 
-def claim_coverage(config: WorkflowConfig, figure: str, tier: str) -> list[tuple[str, int, int]]:
-    """Which of the claims' cells a tier's sweep of a figure holds: (claim, held, read).
+def claim_coverage(config: WorkflowConfig, tier: str) -> dict[str, list[tuple[str, int, int]]]:
+    """Per figure, which of the claims' cells the tier's sweep holds: (claim, held, read).
 
     The claims registry names the cells (sweep points) each claim reads
     (:meth:`WorkflowConfig.claim_cells`); a tier's sweep holds some or all of them, run
     with the tier's settings (a scaled-down tier runs them shorter or slower: its verdict
     stays inconclusive, docs/claims.md). Dropping a held cell from a tier takes it from
-    the claims that read it.
+    the claims that read it. The registry is read once, each claim only for the figures
+    it names.
     """
     from tcprepro.claims import load_registry
+    from tcprepro.claims.cells import claim_cells
 
-    held = {cell_name(cell) for cell in config.cells(figure, tier)}
-    out = []
+    out: dict[str, list[tuple[str, int, int]]] = {}
+    held: dict[str, set[str]] = {}  # per figure, the names of the tier's cells
+    simulated = set(config.simulated_figures)
     for claim in load_registry():
-        cells = config.claim_cells(figure, [claim.id])
-        if cells:
-            out.append((claim.id, sum(cell_name(c) in held for c in cells), len(cells)))
+        for figure in claim_cells(claim.cells):
+            if figure not in simulated:
+                continue
+            cells = config.claim_cells(figure, [claim.id])
+            if cells:
+                if figure not in held:
+                    held[figure] = {cell_name(cell) for cell in config.cells(figure, tier)}
+                found = sum(cell_name(c) in held[figure] for c in cells)
+                out.setdefault(figure, []).append((claim.id, found, len(cells)))
     return out
 
 
