@@ -41,12 +41,15 @@ DUMBBELL: dict[str, Any] = {
 }
 
 
-def compile_report_inputs(tmp_path: Path, inputs: list[str], runs: int = 1) -> str:
+def compile_report_inputs(
+    tmp_path: Path, inputs: list[str], runs: int = 1, setting: str = ""
+) -> str:
     """Compile generated report inputs (paths under ``tmp_path``) with the report's preamble.
 
-    Each input is read through ``\\reproinput`` as in the report; ``runs`` pdflatex passes
-    (two to read back the labels the first one wrote). Fails on a LaTeX error; returns
-    the last pass's log.
+    Each input is read through ``\\reproinput`` as in the report, after ``setting`` (e.g.
+    ``\\small``, as the report sets the parameters table); ``runs`` pdflatex passes (two
+    to read back the labels the first one wrote). Fails on a LaTeX error; returns the last
+    pass's log; the PDF is ``tmp_path / "t.pdf"``.
     """
     import subprocess
 
@@ -54,7 +57,9 @@ def compile_report_inputs(tmp_path: Path, inputs: list[str], runs: int = 1) -> s
     (tmp_path / "t.tex").write_text(
         "\\documentclass[10pt,a4paper]{article}\n"
         + (ROOT / "paper/preamble.tex").read_text()
-        + "\n\\begin{document}\n"
+        + "\n\\begin{document}"
+        + setting
+        + "\n"
         + body
         + "\\end{document}\n"
     )

@@ -8,7 +8,7 @@ import matplotlib
 import pytest
 from matplotlib.collections import QuadMesh
 
-from conftest import ROOT
+from conftest import ROOT, compile_report_inputs
 from test_claims import a_figure, grid
 
 matplotlib.use("Agg")
@@ -170,19 +170,7 @@ def test_the_longest_sweep_label_fits_its_column(tmp_path):
     (tmp_path / "generated/parameters.tex").write_text(_parameters(config, "smoke", ["B5.1"]))
     report = (ROOT / "paper/tcprepro.tex").read_text()
     assert "\\begingroup\\small\n\\reproinput{generated/parameters.tex}" in report  # set so
-    (tmp_path / "t.tex").write_text(
-        "\\documentclass[10pt,a4paper]{article}\n"
-        + (ROOT / "paper/preamble.tex").read_text()
-        + "\n\\begin{document}\\small\n\\reproinput{generated/parameters.tex}\n"
-        + "\\end{document}\n"
-    )
-    subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
-    )
-    log = (tmp_path / "t.log").read_text(errors="replace")
+    log = compile_report_inputs(tmp_path, ["generated/parameters.tex"], setting="\\small")
     assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
     lines = subprocess.run(
         ["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"],

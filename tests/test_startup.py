@@ -27,24 +27,22 @@ def test_loading_the_workflow_config_does_not_compile_the_iri_grammars():
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
+def _draw_notebook(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [BIN / "tcprepro", "draw-notebook", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def test_draw_notebook_refuses_a_figure_of_another_notebook_before_starting_a_kernel():
     notebook = "notebooks/D4_transfer_volume.ipynb"
-    failed = subprocess.run(
-        [BIN / "tcprepro", "draw-notebook", notebook, "D4", "A1"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    failed = _draw_notebook(notebook, "D4", "A1")
     assert failed.returncode == 2
     assert "A1 is drawn by notebooks/A1_A2_utilisation.ipynb" in failed.stderr
-    unknown = subprocess.run(
-        [BIN / "tcprepro", "draw-notebook", notebook, "D9"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    unknown = _draw_notebook(notebook, "D9")
     assert unknown.returncode == 2
     assert "no figure 'D9'" in unknown.stderr
 

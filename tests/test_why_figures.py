@@ -14,7 +14,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import compile_report_inputs
 from synthetic import synthetic_run
 from tcprepro import claims
 from tcprepro.claims import Claim, ClaimResult, check_claims, write_tex
@@ -271,19 +271,8 @@ def test_the_claims_list_with_its_figures_compiles_with_captions_and_no_overfull
     figures = write_why_figures(results, {"T1": ds}, tmp_path / "figures/why/T", tmp_path)
     (tmp_path / "generated").mkdir()
     write_tex(results, tmp_path / "generated/claims_T.tex", caption="Claims.", figures=figures)
-    (tmp_path / "t.tex").write_text(
-        "\\documentclass[10pt,a4paper]{article}\n"
-        + (ROOT / "paper/preamble.tex").read_text()
-        + "\n\\begin{document}\n\\reproinput{generated/claims_T.tex}\n\\end{document}\n"
-    )
-    for _ in range(2):  # twice: the labels' pages
-        subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-            cwd=tmp_path,
-            check=True,
-            capture_output=True,
-        )
-    log = (tmp_path / "t.log").read_text(errors="replace")
+    # twice: the labels' pages
+    log = compile_report_inputs(tmp_path, ["generated/claims_T.tex"], runs=2)
     assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
     assert "Warning" not in log.split("<<generated")[1]
     pages = subprocess.run(
