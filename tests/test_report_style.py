@@ -131,6 +131,10 @@ def test_the_parameters_table_prints_values_as_the_report_does():
     # a quantity as the config writes it (50Mbps, 14ms, 16MiB), or a size in thousands of KiB
     assert not re.search(r"\d(?:[kMG]bps|ms|s|[KMG]iB)\b", values)
     assert not re.search(r"\b\d{4,}\W*KiB", values)
+    # a small rate in one form, however the config wrote it (D3's 0.00001, C3.6's 1e-07)
+    assert not re.search(r"\b0\.0000|e-0\d", values)
+    assert "1e-5" in values
+    assert "1e-7" in values
     assert r"FIFO~(drop-tail)" in values
     assert r"PFQ/LQD" in values
     assert "classic fast recovery" in values

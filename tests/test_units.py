@@ -89,3 +89,12 @@ def test_format_duration_and_size_print_what_parse_reads():
 )
 def test_format_quantity_prints_a_value_written_with_its_unit(text, printed):
     assert units.format_quantity(text) == printed
+
+
+@pytest.mark.parametrize(
+    ("value", "printed"),
+    [(0.001, "0.001"), (0.0001, "0.0001"), (1e-05, "1e-5"), (3e-07, "3e-7"), (2.5, "2.5")],
+)
+def test_format_number_prints_one_form_however_the_number_was_written(value, printed):
+    assert units.format_number(value) == printed
+    assert units.format_number(float(repr(value))) == printed

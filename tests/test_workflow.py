@@ -497,7 +497,7 @@ def test_smoke_report_has_no_overfull_generated_box_and_figures_fit(smoke_run):
     too_wide = [
         (name, width)
         for name, width, _ in overfull_boxes(log)
-        if name.startswith("generated/") and width > 10.0
+        if name.startswith("generated/") and width > 1.0
     ]
     assert too_wide == []
     assert "passes" in (workdir / "data/logs/paper/latexmk.log").read_text()

@@ -19,6 +19,7 @@ import re
 
 __all__ = [
     "format_duration",
+    "format_number",
     "format_quantity",
     "format_rate",
     "format_size",
@@ -143,6 +144,15 @@ def format_size(n_bytes: float) -> str:
         if abs(n_bytes) >= scale and float(n_bytes) % scale == 0:
             return f"{n_bytes / scale:g} {unit}"
     return f"{n_bytes:g} B"
+
+
+def format_number(value: float) -> str:
+    """A bare number as the report prints it: ``:g``, its exponent without padding.
+
+    ``0.001`` -> ``0.001``, ``0.00001`` and ``1e-05`` -> ``1e-5``, ``3e-07`` -> ``3e-7``:
+    one form for a loss rate however the config wrote it.
+    """
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", f"{value:g}")
 
 
 def format_quantity(text: str) -> str:

@@ -17,6 +17,7 @@ import xarray as xr
 from tcprepro.analysis import study_c as analysis_c
 from tcprepro.claims import ClaimResult, check
 from tcprepro.claims.glossary import plural, ratio
+from tcprepro.units import format_number
 
 __all__: list[str] = []
 
@@ -190,7 +191,8 @@ def c_yeah_robust_to_random_loss(
     yeah = table.sel(protocol="YeahPaper").values
     low = (losses <= max_loss) & np.isfinite(yeah)
     if not low.any():
-        return ClaimResult("—", "not run", f"no random loss rate <= {max_loss:g} in this build")
+        lowest = format_number(max_loss)
+        return ClaimResult("—", "not run", f"no random loss rate <= {lowest} in this build")
     ok = bool((yeah[low] >= min_utilisation).all())
     parts = [f"YeAH {u:.0%} at p = {p:g}" for p, u in zip(losses, yeah, strict=True)]
     if reference in present:
@@ -205,6 +207,9 @@ def c_yeah_robust_to_random_loss(
         "; ".join(parts),
         _verdict(ok),
         f"{int(np.isfinite(yeah).sum())} rates",
-        statistic=(f"lowest YeAH utilisation at p <= {max_loss:g}", float(yeah[low].min())),
+        statistic=(
+            f"lowest YeAH utilisation at p <= {format_number(max_loss)}",
+            float(yeah[low].min()),
+        ),
         bounds=(float(min_utilisation), None),
     )

@@ -259,7 +259,7 @@ def _decide_table(decide: Mapping[str, Cost], verdicts: Mapping[str, str]) -> st
     )
     lines = [
         r"\begingroup\footnotesize",
-        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.1\linewidth}rrrP{0.58\linewidth}@{}}",
+        r"\begin{longtable}{@{}P{0.06\linewidth}P{0.1\linewidth}rrrP{0.55\linewidth}@{}}",
         rf"\caption{{The smallest command that decides each claim: its verify runs (the "
         rf"paper's settings on the claim's cells), their cost on {cores} cores and on "
         rf"{cluster} cluster cores, as \texttt{{tcprepro plan -{{}}-tier verify -{{}}-claim "
@@ -273,11 +273,15 @@ def _decide_table(decide: Mapping[str, Cost], verdicts: Mapping[str, str]) -> st
     for claim, cost in decide.items():
         verdict = verdicts.get(claim)
         command = decide_command(claim)
+        # one line each: the profile, the claims' config, the target (no word broken)
         head, _, tail = command.partition(" --config ")
+        config, _, target = tail.partition(" -- ")
+        parts = [head, "--config " + config] + (["-- " + target] if target else [])
         lines.append(
             rf"{tex(claim)} & {_verdict(verdict) if verdict else '---'} & {cost.runs} & "
             rf"{duration_text(cost.local_s)} & {duration_text(cost.cluster_s)} & "
-            rf"{_command(head)}\newline\hspace*{{1em}}{_command('--config ' + tail)} \\"
+            + r"\newline\hspace*{1em}".join(_command(part) for part in parts)
+            + r" \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}", r"\endgroup", ""]
     return "\n".join(lines) + "\n"

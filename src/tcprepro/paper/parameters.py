@@ -15,7 +15,13 @@ from tcprepro.errors import ConfigError
 from tcprepro.latex import escape as tex
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
 from tcprepro.scenario.model import Note
-from tcprepro.units import format_duration, format_quantity, format_rate, format_size
+from tcprepro.units import (
+    format_duration,
+    format_number,
+    format_quantity,
+    format_rate,
+    format_size,
+)
 from tcprepro.variants import QDISCS
 
 #: loss recovery (``tcp.recovery``) as the report names it
@@ -36,11 +42,15 @@ def _shown(value: object) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, float):
-        return f"{value:g}"
+        return format_number(value)
     if isinstance(value, str):
         if value in QDISCS:
             return _whole(QDISCS[value].shown_name)
-        return _whole(format_quantity(value))
+        try:  # a bare fraction written as text (D3's loss rates): the form of a float's
+            number = float(value)
+        except ValueError:
+            return _whole(format_quantity(value))
+        return format_number(number) if "." in value or "e" in value else value
     return str(value)
 
 
