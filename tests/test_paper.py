@@ -79,6 +79,7 @@ def test_a_caption_naming_a_field_the_scenario_lacks_is_refused():
 #: every character LaTeX treats specially, and the symbols the claims and captions use
 SPECIALS = r"a<b>c|de_fg&h%i#j^k~l\m$n{o}p"
 SYMBOLS = "ρ_b ≥ 0.5, |D_p − D_m| ≤ 30 %, 93 ± 2 %, 3 × 4"
+COMMAND = "snakemake --config 'verify_claims=[\"A-c1\"]' -- claims_tables"
 
 
 def test_escape_sets_specials_as_text_and_symbols_as_math():
@@ -100,6 +101,11 @@ def test_escape_sets_specials_as_text_and_symbols_as_math():
     assert r"\allowbreak{}" in escape("data/combined/emulated/X1.nc")
     assert escape("NewReno/CUBIC") == r"NewReno/\allowbreak{}CUBIC"  # a claims table's cell
     assert escape("B5.10") == "B5.10"
+    # two hyphens print as two (never an en dash); a span in backticks is a command
+    assert escape("a--b") == "a-{}-b"
+    code = escape("run `x --y 'z'` now")
+    assert code.startswith(r"run \texttt{")
+    assert code.endswith(r"\relax x -{}-y \textquotesingle{}z\textquotesingle{}} now")
 
 
 @pytest.mark.needs_latex
@@ -117,6 +123,8 @@ def test_a_generated_string_with_every_special_character_prints_as_itself(tmp_pa
         + escape(SPECIALS)
         + "\\par\\noindent "
         + escape(SYMBOLS)
+        + "\\par\\noindent "
+        + escape(f"`{COMMAND}`")
         + "\n\\end{document}\n"
     )
     (tmp_path / "t.tex").write_text(source)
@@ -134,6 +142,8 @@ def test_a_generated_string_with_every_special_character_prints_as_itself(tmp_pa
     # math: the minus sign and Greek letters come out as their Unicode characters, and a
     # subscript as a subscript (the text layer has its letter without the "_")
     assert lines[1] == SYMBOLS.replace(" ", "").replace("_", "")
+    # a command as a reader copies it: straight quotes, double dashes
+    assert lines[2] == COMMAND.replace(" ", "")
 
 
 # ---- the report's structure, status and captions, from the data -------------------

@@ -56,6 +56,7 @@ def _cost(runs: int) -> Cost:
 def _untex(text: str) -> str:
     r"""A \texttt command as the shell reads it (the report's escapes undone)."""
     for latex, plain in (
+        (r"\spaceskip=0.525em plus 0.5em minus 0.1em\relax ", ""),  # spaces that stretch
         (r"\allowbreak{}", ""),
         ("-{}-", "--"),
         (r"\_", "_"),

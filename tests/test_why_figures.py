@@ -176,6 +176,30 @@ def test_an_inconclusive_claim_gets_a_figure_of_exactly_the_run_its_criterion_na
     assert r"\item[T-2]" not in tex
 
 
+def test_a_buffer_far_above_its_queue_is_named_in_the_caption_not_drawn():
+    """D-c3's run: a 1000-packet buffer over a queue of a few packets would flatten the
+    queue to the axis; the panel scales to the queues and the caption names the buffer."""
+    ds = t_figure()
+    cell, rep, flow = QUIET
+    links = [str(link) for link in ds["link"].values]
+    peak = float(ds["queue_pkts"].sel(link=links).max())
+    statements = {}
+    for far in (False, True):
+        buffers = ds["link_buffer_pkts"].copy()
+        buffers.loc[{"link": links}] = 2 * peak
+        if far:
+            buffers.loc[{"link": links[0]}] = 100 * peak
+        fig = run_trace(ds.assign(link_buffer_pkts=buffers), cell, rep, flow)
+        queue_ax = fig.axes[1]
+        dashed = [line for line in queue_ax.get_lines() if line.get_linestyle() == "--"]
+        assert len(dashed) == (1 if far else 2)
+        assert queue_ax.get_ylim()[1] < 3 * peak
+        statements[far] = " ".join(drawn(fig).statements)
+        matplotlib.pyplot.close(fig)
+    assert "buffer dashed;" in statements[False]
+    assert f"buffer dashed, except {100 * peak:g} packets ({links[0]}): more " in statements[True]
+
+
 def test_a_claim_not_reproduced_draws_its_first_explained_cell_that_ran_else_its_first_cell():
     ds = t_figure(reps=1)
     explained = t_claim(

@@ -7,7 +7,8 @@ prints as itself: LaTeX's special characters are escaped, relations and Greek
 letters become math (also when spelled, as in ``rho_b`` or ``phi(1)``, and ``>=`` or
 ``<=`` as ≥ and ≤), a Greek or single-letter symbol with a short subscript (``ρ_b``,
 ``C_e``) becomes a math subscript, and long tokens (paths, case names, commit lists)
-may break after ``/ _ . , + = :``.
+may break after ``/ _ . , + = :``. A span between backticks (a command a reader may
+copy) is set in typewriter type, its quotes straight and its double dashes apart.
 """
 
 from __future__ import annotations
@@ -96,16 +97,29 @@ _LONG_TOKEN = 12
 _BREAK_AFTER = set("/_.,+=:")
 
 
-def _text(text: str) -> str:
-    """Escape a text segment (no math) and allow breaks inside long tokens."""
+def _text(text: str, code: bool = False) -> str:
+    """Escape a text segment (no math) and allow breaks inside long tokens.
+
+    Two ASCII hyphens stay two (never LaTeX's en dash); ``code``: quotes straight too.
+    """
     out = []
     for token in re.split(r"(\s+)", text):
         breakable = len(token) >= _LONG_TOKEN
         for i, ch in enumerate(token):
-            out.append(_TEXT.get(ch, ch))
+            out.append(_CODE[ch] if code and ch in _CODE else _TEXT.get(ch, ch))
+            if ch == "-" and token[i + 1 : i + 2] == "-":
+                out.append("{}")
             if breakable and ch in _BREAK_AFTER and i < len(token) - 1:
                 out.append(r"\allowbreak{}")
     return "".join(out)
+
+
+#: a command's characters that T1 would print curled in typewriter type
+_CODE = {"'": r"\textquotesingle{}", "`": r"\textasciigrave{}"}
+#: typewriter type whose spaces may stretch, as a justified line's do (lmtt's do not)
+_CODE_FONT = r"\texttt{\spaceskip=0.525em plus 0.5em minus 0.1em\relax "
+#: a span a reader may copy: set in typewriter type, every character as itself
+_CODE_SPAN = re.compile(r"`([^`]+)`")
 
 
 def escape(text: str) -> str:
@@ -119,6 +133,11 @@ def escape(text: str) -> str:
     prints as the letter; ``>=``, ``<=`` and ``!=`` as ≥, ≤ and ≠.
     Tokens of 12 characters or more may break after ``/ _ . , + = :``.
     """
+    if "`" in text:
+        return "".join(
+            _CODE_FONT + _text(part, code=True) + "}" if i % 2 else escape(part)
+            for i, part in enumerate(_CODE_SPAN.split(text))
+        )
     segments: list[tuple[bool, str]] = []  # (is_math, LaTeX)
 
     def add(is_math: bool, piece: str) -> None:

@@ -622,7 +622,7 @@ def decide_commands(
     for claim, cost in claim_costs(config, claims, cores).items():
         out[claim] = (
             f"its verify runs ({cost.runs} runs at the paper's settings, about "
-            f"{duration_text(cost.local_s)} on {cores} cores): {decide_command(claim)} "
-            f"(tcprepro plan --tier verify --claim {claim})"
+            f"{duration_text(cost.local_s)} on {cores} cores): `{decide_command(claim)}` "
+            f"(`tcprepro plan --tier verify --claim {claim}`)"
         )
     return out

@@ -144,9 +144,9 @@ def run_trace(
         ax.set_xlabel("time (s)")
 
     ticked = _window_panel(ax_cwnd, run, time, with_window, colours, flow, mss)
-    queue_colours, dropped = _queue_panel(ax_queue, run, time, links, crossed, colours)
+    queue_colours, dropped, above = _queue_panel(ax_queue, run, time, links, crossed, colours)
     ticked = ticked or dropped
-    _legend(fig, ax_cwnd, queue_colours, bool(links), ticked)
+    _legend(fig, ax_cwnd, queue_colours, len(above) < len(links), ticked)
 
     cell_text = ", ".join(f"{k}={v}" for k, v in cell.items())
     size = f"segments of {mss:g} B" if np.isfinite(mss) else "kB (the run records no MSS)"
@@ -157,7 +157,7 @@ def run_trace(
         f"Left: congestion window of each flow in {size}{named}; ticks at the top mark the "
         f"{interval:g} s sampling intervals in which the flow lost data segments.",
         f"Right: queue of the link direction(s) the run's flows cross ({queues}), in packets, "
-        "buffer dashed; ticks mark intervals with drops there.",
+        f"{_buffer_text(links, above)}; ticks mark intervals with drops there.",
         f"The run lasts {duration:g} s; its first {warmup:g} s are warm-up (shaded), the "
         f"claim is measured on the remaining {duration - warmup:g} s.",
     )
@@ -201,6 +201,21 @@ def _window_panel(
     return ticked
 
 
+def _buffer_text(links: list[str], above: Mapping[str, float]) -> str:
+    """What the caption says of the buffers: dashed, or named where not drawn."""
+    named = ", ".join(f"{buffer:g} packets ({link})" for link, buffer in above.items())
+    if not above:
+        return "buffer dashed"
+    off = f"more than {_BUFFER_SCALE:g} times the highest queue, not drawn"
+    if len(above) == len(links):
+        return f"buffer {named}: {off}"
+    return f"buffer dashed, except {named}: {off}"
+
+
+#: a buffer this many times above the highest queue is named in the caption, not drawn
+_BUFFER_SCALE = 10.0
+
+
 def _queue_panel(
     ax_queue: Axes,
     run: xr.Dataset,
@@ -208,14 +223,18 @@ def _queue_panel(
     links: list[str],
     crossed: Mapping[str, str],
     colours: Mapping[str, Any],
-) -> tuple[dict[str, Any], bool]:
+) -> tuple[dict[str, Any], bool, dict[str, float]]:
     """The queue of each link direction the flows cross, its buffer and drops.
 
-    Returns the colour of each queue and whether any drop tick was drawn.
+    Returns the colour of each queue, whether any drop tick was drawn, and the buffers
+    not drawn: those more than :data:`_BUFFER_SCALE` times the highest queue, which
+    would flatten the queues to the axis.
     """
     ticked = False
     queue_colours = {}
-    top = 1.0
+    above: dict[str, float] = {}
+    peak = float(run["queue_pkts"].sel(link=links).max()) if links else 0.0
+    top = max(1.0, peak)
     for k, link in enumerate(links):
         users = [f for f, crosses in crossed.items() if crosses == link]
         colour = colours[users[0]] if len(users) == 1 and users[0] in colours else "0.25"
@@ -228,14 +247,17 @@ def _queue_panel(
             label=f"queue: {link}",
         )
         buffer = float(run["link_buffer_pkts"].sel(link=link))
-        ax_queue.axhline(buffer, color=colour, ls="--", lw=0.7)
-        top = max(top, buffer, float(run["queue_pkts"].sel(link=link).max()))
+        if buffer > _BUFFER_SCALE * max(peak, 1.0):
+            above[link] = buffer
+        else:
+            ax_queue.axhline(buffer, color=colour, ls="--", lw=0.7)
+            top = max(top, buffer)
         drops = run["drops_pkts"].sel(link=link).fillna(0.0).values
         ticked |= _ticks(ax_queue, time[drops > 0], k, colour)
     # a little below zero: an empty queue is a line above the axis, not under it
     ax_queue.set_ylim(-0.03 * top, top / (1 - _TICK_BAND))
     ax_queue.set_ylabel("queue (packets)")
-    return queue_colours, ticked
+    return queue_colours, ticked, above
 
 
 def _legend(

@@ -191,8 +191,8 @@ PLAN_TIERS = ("smoke", "quick", "verify", "paper")
 
 
 def _command(text: str) -> str:
-    """A shell command in typewriter type, its double dashes kept apart (no en dash)."""
-    return r"\texttt{" + tex(text).replace("--", "-{}-") + "}"
+    """A shell command in typewriter type, as a reader would copy it (latex.escape)."""
+    return tex(f"`{text}`")
 
 
 def _cores(costs: Iterable[Cost]) -> tuple[int, int]:
