@@ -339,6 +339,11 @@ def test_title_lines_break_between_phrases_and_each_line_fits():
         "$\\phi(i, j)$ of each variant,\nB = 20"
     )
     assert title_lines("B5.1: one, two\nthree", 6.0, 9.0) == "B5.1: one, two\nthree"
+    # a bracketed aside starts a line (B5.3's narrow figure), it does not end one
+    aside = "B5.3: background transfers in progress (load 50 %, measured 42 %)"
+    assert title_lines(aside, 2.8, 9.0) == (
+        "B5.3: background transfers in progress\n(load 50 %, measured 42 %)"
+    )
 
 
 def test_a_label_over_the_data_fails():

@@ -151,12 +151,18 @@ def _text_width_pt(text: str, size_pt: float) -> float:
 
 
 def _phrases(line: str) -> list[str]:
-    """A line split after each comma outside mathtext, the comma kept with its phrase."""
+    """A line split after each comma and before each parenthesis outside mathtext.
+
+    The comma stays with its phrase; a parenthesis opens the next one, so that a
+    bracketed aside ("(load 50 %, measured 42 %)") starts a line rather than ends one.
+    """
     out, start, in_math = [], 0, False
     for i, char in enumerate(line):
         if char == "$" and (i == 0 or line[i - 1] != "\\"):
             in_math = not in_math
-        elif char == "," and not in_math and line[i + 1 : i + 2] == " ":
+        elif in_math or line[i + 1 : i + 2] != " ":
+            continue
+        elif char == "," or line[i + 2 : i + 3] == "(":
             out.append(line[start : i + 1])
             start = i + 2
     return [*out, line[start:]]
@@ -165,7 +171,8 @@ def _phrases(line: str) -> list[str]:
 def title_lines(text: str, width_in: float, size_pt: float) -> str:
     """``text`` broken into lines between its phrases so that each fits ``width_in`` inches.
 
-    Lines break after a comma (outside mathtext), so that "C = 10 Mb/s" stays whole;
+    Lines break after a comma or before a parenthesis (outside mathtext), so that
+    "C = 10 Mb/s" stays whole;
     each line of ``text`` is broken on its own. A phrase wider than ``width_in`` is a
     line of its own (matplotlib's ``wrap`` then breaks it at its spaces).
     """
