@@ -203,6 +203,23 @@ def test_a_panel_title_past_the_figures_edge_fails():
     assert _checks(fig, "B5.12")[0] == []
 
 
+def test_a_subfigures_label_past_the_figures_edge_fails():
+    """A1's and A3's row and column labels are their subfigures' axis labels: a long one
+    set past the figure's left edge is found as a panel title would be."""
+    fig = plt.figure(figsize=(4.0, 2.5), layout="constrained")
+    left, right = fig.subfigures(1, 2)
+    for sub in (left, right):
+        _time_series(sub.subplots())
+    suptitle(fig, "A1: utilisation")
+    right.supxlabel("download variant (columns)")
+    assert _checks(fig, "A1")[0] == []
+    left.supylabel("upload variant (rows): utilisation %", x=-0.4)
+    checks, texts = _checks(fig, "A1")
+    assert checks == ["title placement"]
+    assert texts[0].startswith("subfigure 1's y label: ")
+    assert "by its left edge" in texts[0]
+
+
 def test_a_title_under_a_colour_bar_fails():
     """A colour bar placed by hand over the panel's top: the title is drawn under it."""
     grid = np.random.default_rng(1).random((4, 4))

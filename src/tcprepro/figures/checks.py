@@ -496,13 +496,38 @@ def _has_id(text: str, own: re.Match[str] | None) -> bool:
 
 
 def _titles(fig: Figure, panels: list[Axes]) -> Iterator[tuple[str, Text]]:
-    """Every title the figure prints, with where it is: the suptitle, each panel's three."""
+    """Every title the figure prints, with where it is.
+
+    The suptitle, each panel's three, and the titles, axis labels and texts of the
+    figure's subfigures.
+    """
     suptitle = fig._suptitle
     if suptitle is not None:
         yield "suptitle", suptitle
     for ax in panels:
         for title in (ax.title, ax._left_title, ax._right_title):
             yield f"title of panel {fig.axes.index(ax) + 1}", title
+    yield from _subfigure_texts(fig)
+
+
+def _subfigure_texts(fig: Figure | SubFigure, where: str = "") -> Iterator[tuple[str, Text]]:
+    """The shared labels and texts of a figure's subfigures, named by place ("subfigure 2.1").
+
+    A1's and A3's row and column labels are their subfigures' axis labels.
+    """
+    for k, sub in enumerate(fig.subfigs, start=1):
+        name = f"{where}.{k}" if where else str(k)
+        labels = (("_suptitle", "title"), ("_supxlabel", "x label"), ("_supylabel", "y label"))
+        named = []
+        for attr, what in labels:
+            text = getattr(sub, attr, None)
+            if text is not None:
+                named.append(text)
+                yield f"subfigure {name}'s {what}", text
+        for text in sub.texts:  # which hold the labels too
+            if not any(text is label for label in named):
+                yield f"subfigure {name}'s text", text
+        yield from _subfigure_texts(sub, name)
 
 
 def _beyond(box: Bbox, page: Bbox) -> Iterator[tuple[str, float]]:
