@@ -218,6 +218,16 @@ def test_a_subfigures_label_past_the_figures_edge_fails():
     assert checks == ["title placement"]
     assert texts[0].startswith("subfigure 1's y label: ")
     assert "by its left edge" in texts[0]
+    # and a subfigure's label is one of the figure's texts: over another, it is found
+    fig = plt.figure(figsize=(4.0, 2.5), layout="constrained")
+    left, right = fig.subfigures(1, 2)
+    for sub in (left, right):
+        _time_series(sub.subplots())
+    left.supxlabel("upload variant (rows)", x=0.9)
+    right.supxlabel("download variant (columns)", x=0.1)
+    checks, texts = _checks(fig, "A1")
+    assert checks == ["overlapping text"]
+    assert "'upload variant (rows)' overlaps 'download variant (columns)'" in texts[0]
 
 
 def test_a_title_under_a_colour_bar_fails():

@@ -29,7 +29,8 @@ figure with one of these defects is never written:
     Two texts of the figure (tick labels, axis labels, titles, annotations) whose
     boxes overlap: crammed ticks, stacked labels colliding.
 ``title placement``
-    A title (a panel's, or the figure's suptitle) whose box leaves the figure's, clipped
+    A title (a panel's, the figure's suptitle, or a subfigure's title, axis labels and
+    texts: A1's and A3's row and column labels) whose box leaves the figure's, clipped
     by its edge (saved cut to its contents, the file would grow past the width the
     figure was made for, and the report would shrink it), or meets a colour bar's axes.
 ``legend placement``
@@ -738,7 +739,7 @@ def _categorical(axis: object) -> bool:
 
 
 def _drawn_texts(fig: Figure) -> Iterator[Text]:
-    """The texts a figure prints: its own, and each panel's titles, labels, ticks and texts.
+    """The texts a figure prints: its own, its subfigures', each panel's (titles, ticks...).
 
     A tick label counts only for a tick inside the view (matplotlib keeps labels of
     ticks outside it, never drawn); a legend lays out its own texts.
@@ -748,6 +749,7 @@ def _drawn_texts(fig: Figure) -> Iterator[Text]:
         text = getattr(fig, attribute, None)
         if text is not None:
             yield text
+    yield from (text for _, text in _subfigure_texts(fig))
     for ax in fig.axes:
         if not ax.get_visible():
             continue
