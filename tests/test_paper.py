@@ -106,6 +106,7 @@ def test_escape_sets_specials_as_text_and_symbols_as_math():
     code = escape("run `x --y 'z'` now")
     assert code.startswith(r"run \texttt{")
     assert code.endswith(r"\relax x -{}-y \textquotesingle{}z\textquotesingle{}} now")
+    assert escape("a lone ` backtick") == r"a lone \textasciigrave{} backtick"
 
 
 @pytest.mark.needs_latex

@@ -36,6 +36,7 @@ _TEXT = {
     "—": "---",
     "–": "--",
     "…": r"\dots{}",
+    "`": r"\textasciigrave{}",  # a lone backtick (a pair sets its span as code)
     "\u00a0": "~",
 }
 #: characters set as math (relations, operators, Greek letters)
@@ -133,7 +134,7 @@ def escape(text: str) -> str:
     prints as the letter; ``>=``, ``<=`` and ``!=`` as ≥, ≤ and ≠.
     Tokens of 12 characters or more may break after ``/ _ . , + = :``.
     """
-    if "`" in text:
+    if _CODE_SPAN.search(text):
         return "".join(
             _CODE_FONT + _text(part, code=True) + "}" if i % 2 else escape(part)
             for i, part in enumerate(_CODE_SPAN.split(text))
