@@ -497,11 +497,7 @@ def _has_id(text: str, own: re.Match[str] | None) -> bool:
 
 
 def _titles(fig: Figure, panels: list[Axes]) -> Iterator[tuple[str, Text]]:
-    """Every title the figure prints, with where it is.
-
-    The suptitle, each panel's three, and the titles, axis labels and texts of the
-    figure's subfigures.
-    """
+    """Every title the figure prints, with where it is (its subfigures' labels included)."""
     suptitle = fig._suptitle
     if suptitle is not None:
         yield "suptitle", suptitle
@@ -512,10 +508,7 @@ def _titles(fig: Figure, panels: list[Axes]) -> Iterator[tuple[str, Text]]:
 
 
 def _subfigure_texts(fig: Figure | SubFigure, where: str = "") -> Iterator[tuple[str, Text]]:
-    """The shared labels and texts of a figure's subfigures, named by place ("subfigure 2.1").
-
-    A1's and A3's row and column labels are their subfigures' axis labels.
-    """
+    """Subfigures' titles, axis labels (A1's rows and columns) and texts, named by place."""
     for k, sub in enumerate(fig.subfigs, start=1):
         name = f"{where}.{k}" if where else str(k)
         labels = (("_suptitle", "title"), ("_supxlabel", "x label"), ("_supylabel", "y label"))
