@@ -507,13 +507,16 @@ def _titles(fig: Figure, panels: list[Axes]) -> Iterator[tuple[str, Text]]:
     yield from _subfigure_texts(fig)
 
 
+#: a figure's (or subfigure's) own title and shared axis labels, and what each is
+_FIGURE_LABELS = (("_suptitle", "title"), ("_supxlabel", "x label"), ("_supylabel", "y label"))
+
+
 def _subfigure_texts(fig: Figure | SubFigure, where: str = "") -> Iterator[tuple[str, Text]]:
     """Subfigures' titles, axis labels (A1's rows and columns) and texts, named by place."""
     for k, sub in enumerate(fig.subfigs, start=1):
         name = f"{where}.{k}" if where else str(k)
-        labels = (("_suptitle", "title"), ("_supxlabel", "x label"), ("_supylabel", "y label"))
         named = []
-        for attr, what in labels:
+        for attr, what in _FIGURE_LABELS:
             text = getattr(sub, attr, None)
             if text is not None:
                 named.append(text)
@@ -738,7 +741,7 @@ def _drawn_texts(fig: Figure) -> Iterator[Text]:
     ticks outside it, never drawn); a legend lays out its own texts.
     """
     yield from fig.texts
-    for attribute in ("_suptitle", "_supxlabel", "_supylabel"):
+    for attribute, _ in _FIGURE_LABELS:
         text = getattr(fig, attribute, None)
         if text is not None:
             yield text
