@@ -51,3 +51,64 @@ def test_a_traced_direction_leaving_a_host_is_shaped_on_a_relay():
     # a dumbbell's traced directions leave routers: nothing to relay
     dumbbell = build_plan(load_scenario_dict(DUMBBELL), 0)
     assert with_relays(dumbbell) is dumbbell
+
+
+def test_an_interfaces_tc_commands_become_one_batch_that_tc_parses():
+    """The shaping commands of a netem-delayed, lossy direction run as one ``tc -batch``:
+    every argv maps to one line (the program's name dropped), in order; an argument a
+    batch line cannot carry is refused before anything runs."""
+    from tcprepro.emulation import linux
+    from tcprepro.emulation.topo import batch_lines
+    from tcprepro.scenario_io import apply_overrides
+
+    scenario = load_scenario_dict(
+        apply_overrides(DUMBBELL, ["topology.bottleneck.loss_rate=0.001"])
+    )
+    plan = build_plan(scenario, 0)
+    direction = next(link.a_to_b for link in plan.links if link.a_to_b.loss_rate > 0)
+    commands = linux.egress_commands("eth3", direction, scenario.tcp)
+    text = batch_lines("tc", commands)
+    lines = text.splitlines()
+    assert len(lines) == len(commands) >= 3
+    assert lines[0].startswith("qdisc add dev eth3 root handle 1: netem delay ")
+    assert "loss random 0.1%" in lines[0]
+    assert [line.split() for line in lines] == [argv[1:] for argv in commands]
+    with pytest.raises(ValueError, match="not a `tc` command"):
+        batch_lines("tc", [["ip", "link", "set", "dev", "lo", "up"]])
+    with pytest.raises(ValueError, match="cannot carry"):
+        batch_lines("ip", [["ip", "link", "set", "dev", "a b", "up"]])
+
+
+class _HostNode:
+    """A node whose namespace is this process's (for a batch that changes nothing)."""
+
+    name = "host"
+
+    @staticmethod
+    def popen(argv, **kwargs):
+        import subprocess
+
+        return subprocess.Popen(argv, **kwargs)
+
+
+def test_a_failing_batch_line_raises_naming_the_node_and_the_commands():
+    """``ip -batch`` stops at its first failing line and exits non-zero: the error names
+    the node, iproute2's message and the lines sent. A batch of reads passes."""
+    import shutil
+
+    from tcprepro.emulation.topo import _check_batch
+
+    if shutil.which("ip") is None:
+        pytest.skip("iproute2's ip is not installed")
+    _check_batch(_HostNode(), "ip", [["ip", "link", "show", "dev", "lo"], ["ip", "addr", "show"]])
+    missing = "tcprepro-none0"
+    with pytest.raises(RuntimeError) as error:
+        _check_batch(
+            _HostNode(),
+            "ip",
+            [["ip", "link", "show", "dev", "lo"], ["ip", "link", "show", "dev", missing]],
+        )
+    text = str(error.value)
+    assert text.startswith("host: `ip -batch` failed")
+    assert missing in text
+    assert "link show dev lo" in text

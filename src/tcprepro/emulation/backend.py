@@ -130,11 +130,14 @@ class EmulationOptions:
 
 
 class _StageTimer:
-    """Guest and wall seconds of each stage of a run (the probes, the traffic).
+    """Guest and wall seconds of each stage of a run.
 
-    On a virtual clock the two differ: a stage's wall time over its guest time is
-    what it costs, and a stage that busy-polls shows as many wall seconds per guest
-    second (``stage_<name>_guest_s`` and ``stage_<name>_wall_s`` in the dataset).
+    The stages: the network's set-up, the probes, the traffic, reading the samples and
+    queues back, the teardown, the dataset. On a virtual clock the two differ: a
+    stage's wall time over its guest time is what it costs (the set-up's commands take
+    host time and almost no guest time), and a stage that busy-polls shows as many wall
+    seconds per guest second (``stage_<name>_guest_s`` and ``stage_<name>_wall_s`` in
+    the dataset).
     """
 
     def __init__(self, wall_clock: Callable[[], float] | None) -> None:
@@ -501,11 +504,12 @@ def run_scenario(
     started = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="tcprepro-emu-"))
     try:
+        stages = _StageTimer(options.wall_clock)
         with (
             sigterm_as_interrupt(),
             Emulation(scenario, plan, workdir, options.traffic_tool) as emu,
         ):
-            stages = _StageTimer(options.wall_clock)
+            stages.lap("setup")
             report = probe_links(emu, options.probe_s, options.tolerances, options.traffic_tool)
             stages.lap("probe")
             cpu = CpuMonitor()
@@ -528,6 +532,8 @@ def run_scenario(
                         )
             sysctls = emu.sysctls
             module_parameters = dict(emu.module_parameters)
+            stages.lap("collect")
+        stages.lap("teardown")
         report.sample_late_fraction, report.sample_max_late_s = traces.sampling_lateness(
             samples, scenario.trace.interval
         )
@@ -535,6 +541,7 @@ def run_scenario(
         dataset = _dataset(
             scenario, rep, plan, needs, options, samples, info, report, trees, sysctls, workdir
         )
+        stages.lap("dataset")
         dataset.attrs["wall_time_s"] = round(time.perf_counter() - started, 3)
         dataset.attrs.update(stages.attrs())
         if module_parameters:  # the testbed profile's, as the kernel read them back
