@@ -1,3 +1,4 @@
+import itertools
 import re
 import subprocess
 import sys
@@ -80,37 +81,65 @@ def test_plan_says_which_of_the_claims_cells_each_figure_of_the_tier_holds():
     assert "D3: claims' cells in this tier's sweep: D-c3 32/108" in result.stdout
 
 
-def test_plan_estimates_uml_runs_from_the_wall_time_ratio():
+def test_plan_estimates_uml_runs_from_the_wall_time_ratio(monkeypatch):
     """On the UML route the estimate follows the measured wall-time ratio at each run's
-    rate and shares the runs among one boot per core."""
+    rate, adds the set-up of each node of the run's network, and shares the runs among
+    one boot per core."""
     from tcprepro.campaign import load_workflow_config
     from tcprepro.campaign.plan import (
         UML_BOOT_WALL_S,
-        UML_RUN_SETUP_WALL_S,
+        UML_SETUP_WALL_S_PER_NODE,
+        UML_WALL_TIME_RATIO,
         _uml_run_wall_s,
         estimate_emulated_wall_s,
         uml_ratio,
     )
+    from tcprepro.emulation.topo import with_relays
+    from tcprepro.network_plan import build_plan
 
-    assert uml_ratio(10e6) == pytest.approx(0.74)
-    assert uml_ratio(1e9) == pytest.approx(0.068)
-    assert 0.090 < uml_ratio(300e6) < 0.46  # between the measured rates
+    (low, r_low), *_, (high, r_high) = UML_WALL_TIME_RATIO
+    assert uml_ratio(low) == pytest.approx(r_low)
+    assert uml_ratio(high) == pytest.approx(r_high)
+    assert uml_ratio(low / 10) == pytest.approx(r_low)  # held beyond the measured rates
+    for (r0, v0), (r1, v1) in itertools.pairwise(UML_WALL_TIME_RATIO):
+        middle = uml_ratio((r0 * r1) ** 0.5)  # log-log: the geometric mean of the two
+        assert middle == pytest.approx((v0 * v1) ** 0.5)
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     runs = config.runs("X3", "quick", "mininet")  # 1 Gb/s, 2 s, sampled every 0.1 s
     one = estimate_emulated_wall_s(runs, "uml", cores=1)
     two = estimate_emulated_wall_s(runs, "uml", cores=2)
     assert one - UML_BOOT_WALL_S == pytest.approx(2 * (two - UML_BOOT_WALL_S), rel=0.1)
     per_run = (one - UML_BOOT_WALL_S) / len(runs)
-    assert 2.0 / 0.068 < per_run < 200  # the probe's guest s over the ratio, the samplers
+    assert 2.0 / r_high < per_run < 200  # the probe's guest s over the ratio, the samplers
     # X4's flows are loss-limited (a few % of its 1 Gb/s): their traffic is costed at the
     # rate the Padhye model allows them, not the link's, and the probe at the link's
     lossy = config.runs("X4", "quick", "mininet")
-    costs = [_uml_run_wall_s(run.scenario()) for run in lossy]
-    at_link_rate = [
-        UML_RUN_SETUP_WALL_S + (run.scenario().duration + 2.0) / uml_ratio(1e9) for run in lossy
+    setup = [
+        UML_SETUP_WALL_S_PER_NODE * len(with_relays(build_plan(run.scenario(), 0)).nodes)
+        for run in lossy
     ]
-    assert all(c < a / 3 for c, a in zip(costs, at_link_rate, strict=True))
-    assert all(c > UML_RUN_SETUP_WALL_S + 2.0 / uml_ratio(1e9) for c in costs)
+    assert min(setup) >= 4 * UML_SETUP_WALL_S_PER_NODE  # 2 hosts, 2 routers at least
+    costs = {tuple(dict(run.sweep).values()): _uml_run_wall_s(run.scenario()) for run in lossy}
+    for (delay, loss, *rest), cost in costs.items():
+        assert cost > min(setup) + 2.0 / uml_ratio(1e9)  # the set-up and the probe at least
+        if loss != "0.1":  # the more losses, the fewer packets and the cheaper the run
+            assert cost >= costs[(delay, "0.1", *rest)]
+    assert costs[("10ms", "0.0001", True, 1)] > 1.5 * costs[("10ms", "0.1", True, 1)]
+    # each node of the network (relays included) costs its set-up: B5.10's twin (sfq, a
+    # background source, 12 nodes) more than X14's dumbbell
+    from tcprepro.campaign import plan
+
+    nodes = {}
+    with_setup = {}
+    for figure in ("X6", "X14"):
+        scenario = config.runs(figure, "smoke", "mininet")[0].scenario()
+        nodes[figure] = len(with_relays(build_plan(scenario, 0)).nodes)
+        with_setup[figure] = (scenario, _uml_run_wall_s(scenario))
+    assert nodes["X6"] > nodes["X14"] >= 4
+    monkeypatch.setattr(plan, "UML_SETUP_WALL_S_PER_NODE", 0.0)
+    for figure, (scenario, cost) in with_setup.items():
+        without = _uml_run_wall_s(scenario)
+        assert cost - without == pytest.approx(UML_SETUP_WALL_S_PER_NODE * nodes[figure])
     real_time = estimate_emulated_wall_s(runs, "vm", cores=2)
     assert real_time == pytest.approx(len(runs) * (2.0 + 30.0))
     result = tcprepro("plan", "--tier", "quick", "--workdir", "/nonexistent", "--route", "uml")

@@ -52,21 +52,26 @@ __all__ = [
     "uml_ratio",
 ]
 
-#: UML route: guest seconds per wall second of a whole run (set-up, a 1-s probe, a 12-s
-#: CUBIC flow sampled every 0.5 s) by bottleneck rate, measured on the 2-core machine
-#: with other jobs running. Interpolated in log-log between them.
-UML_WALL_TIME_RATIO = ((10e6, 0.74), (100e6, 0.46), (500e6, 0.090), (1e9, 0.068))
-#: the sampling interval of those runs; the wall seconds each further sample of one
-#: namespace costs (it forks ss and tc, 50-110 ms each in UML); and a fixed set-up per run
-#: (Mininet's set-up forks many commands). The last two are fitted to runs on the same host
-#: at a load of 9-12: study A's cells (10/2 Mb/s, 20 s sampled every 0.1 s in 3 namespaces:
-#: 280-290 s), X2 at 10 Mb/s (20 s, 0.5 s: 84 s) and 500 Mb/s (4 s: 133 s), X3 at 1 Gb/s
-#: (2 s, 0.1 s: 133-145 s); the model gives 284, 80, 117 and 130 s
+#: UML route: guest seconds per wall second of a run's traffic by the rate it carries,
+#: interpolated in log-log. Fitted with the constants below to the wall time of the
+#: smoke cells of every twin and the quick cells of X9, X10, X12, X13, X14 and X4, each
+#: with its own set-up (tcprepro.emulation.topo: one ip and one tc batch an interface),
+#: on the 2-core machine with two boots side by side and nothing else running
+#: (``stage_*`` of each dataset). ``tcprepro plan``'s estimate stands for such a host: a
+#: run on a loaded one takes longer.
+UML_WALL_TIME_RATIO = ((10e6, 3.2), (50e6, 0.6), (1e9, 0.55))
+#: the sampling interval the ratios include; the wall seconds each further sample of one
+#: namespace costs (it forks ss and tc)
 UML_RATIO_INTERVAL_S = 0.5
-UML_SAMPLE_WALL_S = 0.43
-UML_RUN_SETUP_WALL_S = 50.0
-#: wall seconds of one UML boot and the guest program's imports (once per boot)
-UML_BOOT_WALL_S = 15.0
+UML_SAMPLE_WALL_S = 0.1
+#: the network's set-up per node, relays included: its ip, tc, ethtool and sysctl
+#: commands, about 0.15 s of host time each in UML (measured: 1.5-2.0 s a node)
+UML_SETUP_WALL_S_PER_NODE = 1.75
+#: reading the samples and queues back, the teardown and the dataset, per run
+UML_RUN_OTHER_WALL_S = 1.5
+#: wall seconds of one UML boot, the guest program's imports and the job around them
+#: (once per boot)
+UML_BOOT_WALL_S = 20.0
 #: the fidelity probe's guest seconds per run (tcprepro.emulation.runner's default)
 PROBE_S = 2.0
 #: real-time routes (native, VM): set-up and probes per run, on top of its duration
@@ -87,6 +92,8 @@ def uml_ratio(rate_bps: float) -> float:
 
 def _uml_run_wall_s(scenario: Scenario) -> float:
     """Wall seconds of one run on the UML route (see :data:`UML_WALL_TIME_RATIO`)."""
+    from tcprepro.emulation.topo import with_relays
+
     plan = build_plan(scenario, 0)
     rates = [d.rate_bps for d in plan.traced.values()] or [
         max(link.a_to_b.rate_bps, link.b_to_a.rate_bps) for link in plan.links
@@ -99,7 +106,8 @@ def _uml_run_wall_s(scenario: Scenario) -> float:
     flows_bps = packets / per_data_pkt * 8.0 * scenario.tcp.packet_bytes / scenario.duration
     traffic_bps = min(link_bps, flows_bps)
     wall = (
-        UML_RUN_SETUP_WALL_S
+        UML_SETUP_WALL_S_PER_NODE * len(with_relays(plan).nodes)
+        + UML_RUN_OTHER_WALL_S
         + PROBE_S / uml_ratio(link_bps)
         + scenario.duration / uml_ratio(traffic_bps)
     )

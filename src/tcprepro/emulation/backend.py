@@ -130,14 +130,10 @@ class EmulationOptions:
 
 
 class _StageTimer:
-    """Guest and wall seconds of each stage of a run.
+    """Guest and wall seconds of each stage of a run (``stage_<name>_guest_s``, ``_wall_s``).
 
-    The stages: the network's set-up, the probes, the traffic, reading the samples and
-    queues back, the teardown, the dataset. On a virtual clock the two differ: a
-    stage's wall time over its guest time is what it costs (the set-up's commands take
-    host time and almost no guest time), and a stage that busy-polls shows as many wall
-    seconds per guest second (``stage_<name>_guest_s`` and ``stage_<name>_wall_s`` in
-    the dataset).
+    Set-up, probe, traffic, collect, teardown, dataset. On a virtual clock a stage's wall
+    time is what it costs: the set-up's commands take host time and little guest time.
     """
 
     def __init__(self, wall_clock: Callable[[], float] | None) -> None:
