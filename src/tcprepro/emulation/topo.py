@@ -353,13 +353,13 @@ def configure_network(
 ) -> dict[str, dict[str, str]]:
     """Sysctls and routes of every node; returns the sysctls set, by node (provenance)."""
     addressing = Addressing(plan)
+    metrics = linux.route_metrics(tcp)  # the same on every route
     applied: dict[str, dict[str, str]] = {}
     for name in plan.nodes:
         node = net.get(name)
         sysctls = linux.host_sysctls(tcp, router=name in plan.routers, stack=stack)
         _check(node, ["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in sysctls.items())])
         applied[name] = sysctls
-        metrics = linux.route_metrics(tcp)
         _check_batch(
             node,
             "ip",
