@@ -304,3 +304,25 @@ def test_refit_recovers_known_coefficients_and_reclassifies_the_cells():
     again = refitted[refitted["send_buffer_bytes"] == 128 * 1024]
     assert again["limit"].item() == "receive buffer"  # 128 KiB > 64 KiB: the receiver limits
     assert np.abs(refitted.loc[refitted["buffer_limited"], "error_pct"]).max() < 1e-9
+
+
+def test_d1_figure_titled_by_its_id_passes_the_checks_as_d1_and_as_its_twin_d1_1(tiny_d1):
+    """The emulated D1.1 is drawn by D1's function: its title names the id it is saved as
+    (the figure checks refuse a title without it, and an emulated build's draw fails)."""
+    import matplotlib.pyplot as plt
+
+    from tcprepro.analysis.study_d import buffer_table, thesis_table
+    from tcprepro.figures.checks import FigureDefectError, check_figure
+    from tcprepro.figures.study_d import buffer_windows_figure
+
+    table = buffer_table(tiny_d1)
+    thesis = thesis_table("makassikis2006_windows")
+    for figure_id in ("D1", "D1.1"):
+        fig = buffer_windows_figure(table, thesis, figure_id)
+        assert fig._suptitle.get_text().startswith(f"{figure_id}: ")
+        check_figure(fig, figure_id)
+        plt.close(fig)
+    fig = buffer_windows_figure(table, thesis)  # D1's title saved as D1.1
+    with pytest.raises(FigureDefectError, match="lacks the figure's id D1.1"):
+        check_figure(fig, "D1.1")
+    plt.close(fig)

@@ -117,7 +117,9 @@ def _backends_statement(table: pd.DataFrame) -> str:
     return text
 
 
-def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> Figure:
+def buffer_windows_figure(
+    table: pd.DataFrame, thesis_windows: pd.DataFrame, figure_id: str = "D1"
+) -> Figure:
     """D1: throughput and send window against the send buffer, per RTT and receive buffer.
 
     Parameters
@@ -126,6 +128,8 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
         :func:`tcprepro.analysis.study_d.buffer_table` (one or more backends).
     thesis_windows
         The thesis's Tables 3.1-3.3 (``tcprepro.reference.load("makassikis2006_windows")``).
+    figure_id
+        The catalogue id the title names: D1 (ns-3) or D1.1 (the same cells emulated).
     """
     from tcprepro.models.throughput import THESIS_C_E, application_throughput_bps
 
@@ -209,7 +213,7 @@ def buffer_windows_figure(table: pd.DataFrame, thesis_windows: pd.DataFrame) -> 
         _size_axis(ax, sizes)
         ax.tick_params(labelbottom=True)
     _outside_legend(fig, list(axes.flat))
-    suptitle(fig, "D1: throughput and send window against the send buffer")
+    suptitle(fig, f"{figure_id}: throughput and send window against the send buffer")
     few = len(table) <= 2 * len(rtts) * len(buffers)
     facts = Drawn(panels=axes.size, panels_drawn=axes.size, cells_drawn=len(table)).say(
         "Top: dashed, the model"
