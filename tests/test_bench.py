@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -160,7 +161,7 @@ def test_plan_check_builds_the_figures_and_sets_the_plan_beside_the_measurement(
     """The benchmark behind "the plan predicts a build within ±20 %" (make bench) on one
     smoke figure: a real Snakemake build of its combined dataset, the plan's estimate of
     the same runs, and the report's row."""
-    check = bench.plan_check(("D4",), "smoke")
+    check = bench.plan_check(("D4",), "smoke", emulated=())  # no emulation in this phase
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     assert check["runs"] == len(config.runs("D4", "smoke")) > 0
     assert check["measured_s"] > 0
@@ -172,3 +173,31 @@ def test_plan_check_builds_the_figures_and_sets_the_plan_beside_the_measurement(
     assert (
         f"| {check['predicted_s']:.0f} | {check['measured_s']:.0f} | {check['ratio']:.2f} |" in text
     )
+
+
+def test_calibration_sample_simulates_every_strideth_run_of_each_study_in_batches():
+    """The plan's calibration on a smoke-tier sample (the first run of each figure): each
+    study's runs and simulated seconds are those of the sample, each run's time in its
+    batch covers its event loop, and the report's table has a row per study."""
+    from tcprepro.campaign.plan import calibration_runs
+
+    sample = bench.calibration_sample(stride=1000, tier="smoke", progress=lambda _: None)
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    for study, row in sample["studies"].items():
+        runs = calibration_runs(config, study, 1000, "smoke")
+        figures = [f for f in config.figures_of(study) if not config.crosschecked(f)]
+        assert [run.figure for run in runs] == [f for f in figures if config.runs(f, "smoke")]
+        assert row["runs"] == len(runs) > 0
+        assert row["simulated_s"] == pytest.approx(sum(r.scenario().duration for r in runs))
+        assert row["wall_s"] > row["loop_s"] > 0
+        assert row["mib"] > 0
+    assert sorted(sample["studies"]) == sorted(config.studies())
+    assert len(sample["processes"]) == min(
+        os.cpu_count() or 1, sum(row["runs"] for row in sample["studies"].values())
+    )
+    for process in sample["processes"]:
+        assert process["wall_s"] > process["runs_s"] > 0
+    text = "\n".join(bench._calibration_section({"calibration": sample}))
+    assert "## The simulation's cost per study" in text
+    for study, row in sample["studies"].items():
+        assert f"| {study} | {row['runs']} | {row['simulated_s']:.0f} |" in text

@@ -169,20 +169,24 @@ def test_makespan_puts_the_longest_jobs_first_on_the_free_cores():
 
 
 def test_the_budget_carries_the_measured_rate_of_each_study(config_data):
-    from tcprepro.campaign.plan import MEASURED_QUICK, _measured_runs, study_budgets
+    from tcprepro.campaign.plan import (
+        MEASURED_QUICK,
+        _run_cost_s,
+        calibration_runs,
+        calibrations,
+        study_budgets,
+    )
 
     config = WorkflowConfig(config_data)
-    # on the runs that were measured, the calibrated core time is the measured wall time
+    calibration = calibrations(config)
+    # on the calibration sample, the calibrated core time is the measured wall time
     for study, measured in MEASURED_QUICK.items():
-        runs = _measured_runs(config, study)
+        runs = calibration_runs(config, study)
         assert len(runs) == measured.runs, study
-        budgets, _ = study_budgets(
-            WorkflowConfig({**config_data, "figures": _figures_measured(config_data, study)}),
-            "quick",
-        )
-        [budget] = [b for b in budgets if b.study == study]
-        assert budget.core_s == pytest.approx(measured.wall_s), study
-        assert budget.calibration == pytest.approx(measured.wall_s / estimate_wall_s(runs))
+        assert calibration[study] == pytest.approx(measured.wall_s / estimate_wall_s(runs))
+        cost = sum(_run_cost_s(config, run, calibration) for run in runs)
+        assert cost == pytest.approx(measured.wall_s), study
+        assert sum(run.scenario().duration for run in runs) == measured.simulated_s, study
     budgets, costs = study_budgets(config, "paper")
     assert sum(b.runs for b in budgets) == len(costs) == 4222
     assert sum(b.core_s for b in budgets) == pytest.approx(sum(costs))
@@ -190,17 +194,6 @@ def test_the_budget_carries_the_measured_rate_of_each_study(config_data):
     a = next(b for b in budgets if b.study == "A")
     rate = MEASURED_QUICK["A"].mib / MEASURED_QUICK["A"].simulated_s
     assert a.gib == pytest.approx(a.simulated_s * rate / 1024)
-
-
-def _figures_measured(config_data, study):
-    """The study's figures the quick-tier measurement covered (no cross-checked figure)."""
-    figures = config_data["figures"]
-    kept = {
-        name: block
-        for name, block in figures.items()
-        if block["study"] == study and "mininet" not in block.get("backends", ["ns3"])
-    }
-    return {name: block for name, block in kept.items() if block.get("data", name) in kept}
 
 
 def test_the_wall_time_shrinks_with_cores_down_to_the_longest_run(config_data):

@@ -144,10 +144,10 @@ def test_plan_estimates_uml_runs_from_the_wall_time_ratio(monkeypatch):
     assert real_time == pytest.approx(len(runs) * (2.0 + 30.0))
     result = tcprepro("plan", "--tier", "quick", "--workdir", "/nonexistent", "--route", "uml")
     assert result.returncode == 0, result.stderr
-    assert "X3: plus up to 20 emulated runs on the UML route (virtual clock, 2 boot(s)" in (
+    assert "X3: plus up to 20 emulated runs on the UML route (virtual clock, one boot)" in (
         result.stdout
     )
-    assert "X6: plus up to 16 emulated runs on the UML route (virtual clock, 2 boot(s)" in (
+    assert "X6: plus up to 16 emulated runs on the UML route (virtual clock, one boot)" in (
         result.stdout
     )
 
@@ -160,24 +160,28 @@ def test_validate_prints_the_resolved_scenario():
 
 
 def test_plan_totals_the_emulated_half_beside_the_simulations():
-    """With a virtual-clock route the plan sums the emulated figures' estimates into the
-    tier's total, so the README's time for a build with emulation comes from the plan."""
-    from tcprepro.campaign.plan import estimate_emulated_wall_s
+    """With a virtual-clock route the plan gives the emulated figures' time alone (one boot
+    a figure, figures side by side) and the build's with the simulations sharing the cores
+    longest job first: more than either half, less than one after the other."""
+    from tcprepro.campaign.plan import build_wall_s, emulate_job_s, makespan_s
 
     result = tcprepro("plan", "--tier", "smoke", "--route", "uml", "--workdir", "/nonexistent")
     assert result.returncode == 0, result.stderr
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     emulated = {f: config.runs(f, "smoke", "mininet") for f in config.simulated_figures}
     emulated = {f: runs for f, runs in emulated.items() if runs}
-    seconds = sum(estimate_emulated_wall_s(runs, "uml", 2) for runs in emulated.values())
+    alone = makespan_s([emulate_job_s(runs, "uml") for runs in emulated.values()], 2)
     runs = sum(len(r) for r in emulated.values())
     found = re.search(
-        r"emulated: up to (\d+) runs on the UML route, about (\d+) min when none is cached; "
-        r"with the simulations about ([0-9.]+) h on 2 core\(s\)",
+        r"emulated: up to (\d+) runs on the UML route, about (\d+) min alone on 2 core\(s\) "
+        r"when none is cached \(one boot a figure, figures side by side\); with the "
+        r"simulations, sharing the cores longest job first, about ([0-9.]+) h",
         result.stdout,
     )
     assert found, result.stdout
     assert int(found[1]) == runs > 0
-    assert int(found[2]) == round(seconds / 60)
-    simulations = re.search(r"total: \d+ simulations to run, about ([0-9.]+) min", result.stdout)
-    assert float(found[3]) == pytest.approx((float(simulations[1]) * 60 + seconds) / 3600, abs=0.06)
+    assert int(found[2]) == round(alone / 60)
+    both = build_wall_s(config, "smoke", 2, "uml")
+    assert float(found[3]) == round(both / 3600, 1)
+    simulations = build_wall_s(config, "smoke", 2, None)
+    assert max(alone, simulations) < both < alone + simulations

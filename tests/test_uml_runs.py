@@ -1,22 +1,26 @@
 """Real runs on the virtual-clock UML route: a 100 Mb/s Reno flow at full rate while a
 CPU hog keeps every host core busy, the same run in another boot, the gate's probe at
-500 Mb/s and on a mis-shaped path, and a transfer generator in virtual time. Each test
+500 Mb/s and on a mis-shaped path, a transfer generator in virtual time, and a
+Snakemake build whose emulated figure runs beside its simulations. Each test
 boots its own kernel and leaves the host's state to itself, so ``make test`` runs this
 file beside the twins' smoke tests (tests/test_uml_twins_*.py), a file per pytest
 worker; the tests that check what a boot leaves on the host stay in tests/test_uml.py,
 run alone."""
 
+import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from conftest import DUMBBELL, reno_100m, scenario_dict, uml_batch, uml_or_skip
+from conftest import DUMBBELL, ROOT, reno_100m, scenario_dict, uml_batch, uml_or_skip
 from tcprepro import metrics
 from tcprepro.scenario_io import load_scenario_dict
+from test_workflow import copy_workflow, snakemake
 
 
 def _busy_fraction(before, after):
@@ -197,3 +201,62 @@ def test_generated_transfers_on_the_uml_route_open_on_time_and_last_as_in_ns3(tm
         f"{np.median(durations['ns3']) * 1e3:.0f} ms (ratio {ratio:.2f})"
     )
     assert 0.5 < ratio < 2.0
+
+
+def _job_spans(log):
+    """Per Snakemake job of a build's log, its rule and start and end times (1-s stamps)."""
+    stamp, rule, spans = None, None, {}
+    for line in log.splitlines():
+        if found := re.match(r"\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]$", line):
+            stamp = datetime.datetime.strptime(found[1], "%a %b %d %H:%M:%S %Y")
+        elif found := re.match(r"(?:local)?rule (\w+):$", line):
+            rule = found[1]
+        elif (found := re.match(r"\s+jobid: (\d+)$", line)) and rule:
+            spans[found[1]] = [rule, stamp, None]
+            rule = None
+        elif found := re.match(r"Job (\d+): Emulating", line):
+            spans[found[1]] = ["emulate_figure", stamp, None]
+        elif (found := re.match(r"Finished jobid: (\d+)", line)) and found[1] in spans:
+            spans[found[1]][2] = stamp
+    return spans
+
+
+@pytest.mark.slow
+def test_an_emulated_figure_runs_beside_the_simulations_of_its_build(tmp_path):
+    """``snakemake --cores 2`` of figure D1.1 (D1's cells emulated: two runs on the UML
+    route, drawn with D1) and of A1's simulations: the emulate job is one boot on one core,
+    starts first (the longest job: priorities are the jobs' estimated seconds) and the
+    simulate batches run on the other core meanwhile, instead of waiting for both cores to
+    be free; then the emulated figure is drawn and passes the figure checks."""
+    from tcprepro.campaign import load_workflow_config
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    uml_or_skip(config.runs("D1.1", "smoke", "mininet")[0].scenario())
+    workdir = copy_workflow(tmp_path)
+    targets = ["paper/figures/D1.1.pdf", "data/combined/A1.nc"]
+    result = snakemake(
+        workdir,
+        *targets,
+        "--profile",
+        "workflow/profiles/smoke",
+        "--cores",
+        "2",
+        "--printshellcmds",
+        "--config",
+        "tier=smoke",
+        "emulation=include",
+    )
+    log = result.stdout + result.stderr
+    assert "--figure D1.1 --route uml --jobs 1" in log
+    spans = list(_job_spans(log).values())
+    [emulate] = [s for s in spans if s[0] == "emulate_figure"]
+    simulate = [s for s in spans if s[0] == "simulate_batch"]
+    assert len(simulate) == len(config.batches("A1", "smoke")) + len(config.batches("D1", "smoke"))
+    print(
+        f"emulate {emulate[1]:%T}-{emulate[2]:%T}; simulate "
+        + ", ".join(f"{s[1]:%T}-{s[2]:%T}" for s in simulate)
+    )
+    assert emulate[1] <= min(s[1] for s in simulate)
+    beside = [s for s in simulate if emulate[1] <= s[1] and s[2] < emulate[2]]
+    assert beside, "no simulate job ran while the emulation did"
+    assert (workdir / "paper/figures/D1.1.pdf").stat().st_size > 0

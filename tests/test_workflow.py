@@ -157,8 +157,18 @@ def test_dry_run_with_emulation_adds_the_cross_check(tmp_path):
     assert counts["simulate_batch"] == sum(len(config.batches(f, "quick")) for f in simulated)
     assert counts["emulate_figure"] == 15  # one per figure (X1-X14 and D1.1)
     assert counts["crosscheck_table"] == 14
-    if decision.parallel:  # virtual time: one UML boot per core, no exclusive slot
-        assert "--figure X3 --route uml --jobs 2" in result.stdout
+    if decision.parallel:  # virtual time: one UML boot a figure, no exclusive slot
+        assert "--figure X3 --route uml --jobs 1" in result.stdout
+    # longest jobs first: a simulate job's priority is the plan's estimate of its seconds
+    from tcprepro.campaign.plan import calibrations, simulate_job_s
+
+    calibration = calibrations(config)
+    found = re.findall(r"wildcards: figure=(\S+), batch=(b\d+)\n\s+priority: (\d+)", result.stdout)
+    assert len(found) == counts["simulate_batch"]
+    for figure, batch, priority in found:
+        expected = simulate_job_s(config, config.batch(figure, batch, "quick"), calibration)
+        assert int(priority) == round(expected), (figure, batch)
+    assert len({p for _, _, p in found}) > 10  # the estimates differ: they order the jobs
     # the cross-checks' notebook draws X1-X14 in one job; D1.1 and D2.1 join D1 and D2's
     jobs = drawn(result.stdout)
     assert counts["draw_X1_X14_crosscheck"] == 1

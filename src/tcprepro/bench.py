@@ -44,6 +44,7 @@ from tcprepro.bench_workflow import (
     BENCH_DIR,
     PLAN_CHECK,
     PLAN_TOLERANCE,
+    calibration_sample,
     plan_check,
     recorded_workflow,
     stage_times,
@@ -301,6 +302,7 @@ def report(results: dict[str, Any]) -> str:
     lines += _memory_section(results)
     lines += _storage_section(results)
     lines += _workflow_section(results)
+    lines += _calibration_section(results)
     lines += _plan_section(results)
     lines += _recorded_section(results)
     lines.append("")
@@ -468,6 +470,57 @@ def _workflow_section(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _calibration_section(results: dict[str, Any]) -> list[str]:
+    """The simulation's cost per study on the plan's calibration sample."""
+    sample = results.get("calibration")
+    if not sample:
+        return []
+    lines = [
+        "",
+        "## The simulation's cost per study",
+        "",
+        f"The plan's calibration sample (every {sample['stride']}th {sample['tier']}-tier run "
+        f"of each figure) simulated from empty data by {len(sample['processes'])} `tcprepro "
+        f"sweep-batch` processes side by side in {sample['wall_s']:.0f} s. *Run wall s* sums "
+        "each run's own time in its batch (scenario, event loop, dataset), *loop s* the event "
+        "loops'; `tcprepro plan` calibrates its cost model per study on these "
+        "(`MEASURED_QUICK` in `tcprepro.campaign.plan`).",
+        "",
+        _row(
+            "study",
+            "runs",
+            "simulated s",
+            "run wall s",
+            "loop s",
+            "wall s per simulated s",
+            "datasets MiB",
+        ),
+        _row(*["---"] * 7),
+    ]
+    for study, row in sorted(sample["studies"].items()):
+        lines.append(
+            _row(
+                study,
+                row["runs"],
+                f"{row['simulated_s']:.0f}",
+                f"{row['wall_s']:.1f}",
+                f"{row['loop_s']:.1f}",
+                f"{row['wall_s'] / row['simulated_s']:.4f}",
+                f"{row['mib']:.1f}",
+            )
+        )
+    runs = sum(row["runs"] for row in sample["studies"].values())
+    outside = sum(row["wall_s"] - row["loop_s"] for row in sample["studies"].values())
+    startup = [p["wall_s"] - p["runs_s"] for p in sample["processes"]]
+    lines += [
+        "",
+        f"Besides its event loop a run costs {outside / max(1, runs):.2f} s in its batch (mean "
+        f"over {runs} runs); a process's start-up, its wall time less its runs', "
+        f"{', '.join(f'{s:.1f}' for s in startup)} s.",
+    ]
+    return lines
+
+
 def _plan_section(results: dict[str, Any]) -> list[str]:
     """The plan's estimate of a small build against the build (:func:`plan_check`)."""
     check = results.get("plan_check")
@@ -479,8 +532,16 @@ def _plan_section(results: dict[str, Any]) -> list[str]:
         "",
         f"`tcprepro plan`'s cost of the {check['tier']} tier's runs of "
         f"{' and '.join(check['figures'])} ({check['runs']} runs, their batch jobs' "
-        f"start-ups, on {check['cores']} cores) against the wall time Snakemake took to "
-        "simulate and combine them from empty data (setup excluded).",
+        "start-ups)"
+        + (
+            f" and of the emulated twin {', '.join(check['emulated'])} "
+            f"({check['emulated_runs']} runs, one {check['route'].upper()} boot), sharing "
+            f"{check['cores']} cores longest job first,"
+            if check.get("emulated")
+            else f" on {check['cores']} cores"
+        )
+        + " against the wall time Snakemake took to build them from empty data (setup "
+        "excluded).",
         "",
         _row("predicted s", "measured s", "predicted / measured", f"within ±{PLAN_TOLERANCE:.0%}"),
         _row(*["---"] * 4),
@@ -591,6 +652,7 @@ def run_all(
         progress(f"workflow, profile {profile}")
         results["workflow"].append(workflow(profile))
     if not quick:
+        results["calibration"] = calibration_sample(progress=progress)
         progress(f"plan check: {' and '.join(PLAN_CHECK[0])}, tier {PLAN_CHECK[1]}")
         results["plan_check"] = plan_check()
     if recorded is not None:

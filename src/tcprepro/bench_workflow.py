@@ -4,18 +4,22 @@
   time of each stage (:func:`stage_times`, from Snakemake's log).
 - **The plan against a build**: ``tcprepro plan``'s estimate of two figures' runs next
   to the wall time of building them (:func:`plan_check`).
+- **The simulation's cost per study**: the plan's calibration sample of the quick tier,
+  simulated in batch processes as the workflow runs them (:func:`calibration_sample`).
 - **A recorded run**: the logs of an earlier ``make figures`` (:func:`recorded_workflow`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,7 @@ from typing import Any
 __all__ = [
     "PLAN_CHECK",
     "PLAN_TOLERANCE",
+    "calibration_sample",
     "plan_check",
     "recorded_workflow",
     "stage_times",
@@ -68,10 +73,11 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
         full = time.perf_counter() - started
         [log] = sorted((Path(tmp) / ".snakemake/log").glob("*.snakemake.log"))
         stages = stage_times(log.read_text(errors="replace"))
-        run_wall = sum(
-            float(m[2])
-            for path in (Path(tmp) / "data/logs/simulate").glob("**/rep*.log")
-            if (m := _SIM_LOG.search(path.read_text()))
+        run_wall = sum(  # each run's own time in its batch, from the batch manifests
+            entry["wall_s"]
+            for path in (Path(tmp) / "data/batches").glob("**/*.json")
+            for entry in json.loads(path.read_text())["runs"]
+            if entry["status"] == "simulated"
         )
         started = time.perf_counter()
         rerun = subprocess.run(cmd, cwd=tmp, env=env, check=True, capture_output=True, text=True)
@@ -87,38 +93,159 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
     }
 
 
+def calibration_sample(
+    stride: int | None = None,
+    root: Path | None = None,
+    progress: Any = print,
+    tier: str = "quick",
+) -> dict[str, Any]:
+    """Simulate the plan's calibration sample and measure what it cost, per study.
+
+    The sample is every ``stride``-th quick-tier run of each figure of each study
+    (:func:`tcprepro.campaign.plan.calibration_runs`). Its runs are shared among one
+    ``tcprepro sweep-batch`` process per core (longest first by the cost model), in a
+    temporary copy of the workflow from empty data. Per study: the runs, their simulated
+    seconds, their wall seconds in the batch (each run's own, from the manifests), their
+    event loops' seconds (the datasets' ``wall_time_s``) and their datasets' MiB; per
+    process: its wall time and its start-up (the process's wall time less its runs').
+    """
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.cost import estimate_wall_s
+    from tcprepro.campaign.plan import CALIBRATION_STRIDE, calibration_runs
+    from tcprepro.store import open_dataset
+
+    stride = stride or CALIBRATION_STRIDE
+    root = root or BENCH_DIR.parent
+    cores = os.cpu_count() or 1
+    config = load_workflow_config(root / "workflow/config.yaml")
+    sample = {s: calibration_runs(config, s, stride, tier) for s in config.studies()}
+    runs = [run for mine in sample.values() for run in mine]
+    shares: list[list[Any]] = [[] for _ in range(cores)]
+    loads = [0.0] * cores
+    for run in sorted(runs, key=lambda run: -estimate_wall_s([run])):
+        least = loads.index(min(loads))
+        shares[least].append(run)
+        loads[least] += estimate_wall_s([run])
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+    processes: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        _copy_workflow(root, Path(tmp))
+
+        def batch(index: int, mine: list[Any]) -> None:
+            manifest = Path(tmp) / f"calibration-{index}.json"
+            cmd = [str(bin_dir / "tcprepro"), "sweep-batch", "--tier", tier, "-o"]
+            cmd += [str(manifest), *(run.path for run in mine)]
+            started = time.perf_counter()
+            done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - started
+            if done.returncode:
+                raise RuntimeError(f"calibration: {' '.join(cmd[:6])} failed:\n{done.stderr}")
+            entries = json.loads(manifest.read_text())["runs"]
+            processes.append(
+                {"runs": len(mine), "wall_s": wall, "runs_s": sum(e["wall_s"] for e in entries)}
+            )
+
+        progress(f"calibration sample: {len(runs)} {tier}-tier runs on {cores} processes")
+        threads = [
+            threading.Thread(target=batch, args=(i, mine)) for i, mine in enumerate(shares) if mine
+        ]
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.perf_counter() - started
+        if len(processes) != len(threads):
+            raise RuntimeError("calibration: a sweep-batch process failed (see above)")
+        run_wall = {}
+        for index in range(cores):
+            manifest = Path(tmp) / f"calibration-{index}.json"
+            if manifest.exists():
+                for entry in json.loads(manifest.read_text())["runs"]:
+                    run_wall[entry["path"]] = entry["wall_s"]
+        studies = {}
+        for study, mine in sample.items():
+            if not mine:
+                continue
+            loop_s = 0.0
+            for run in mine:
+                with open_dataset(Path(tmp) / run.path) as ds:
+                    loop_s += float(ds.attrs["wall_time_s"])
+            studies[study] = {
+                "runs": len(mine),
+                "simulated_s": sum(run.scenario().duration for run in mine),
+                "wall_s": sum(run_wall[run.path] for run in mine),
+                "loop_s": loop_s,
+                "mib": sum((Path(tmp) / run.path).stat().st_size for run in mine) / 2**20,
+            }
+    return {
+        "stride": stride,
+        "tier": tier,
+        "cores": cores,
+        "wall_s": wall,
+        "studies": studies,
+        "processes": processes,
+    }
+
+
 #: the figures and tier of the plan check: two studies' figures, a few minutes on 2 cores
 PLAN_CHECK = (("D1", "B5.16"), "quick")
+#: the emulated twin the plan check builds beside them, on a host with a virtual-clock route
+PLAN_CHECK_EMULATED = ("X14",)
 #: how far the plan's estimate may stray from the measured wall time (issue 33: ±20 %)
 PLAN_TOLERANCE = 0.2
 
 
 def plan_check(
-    figures: tuple[str, ...] = PLAN_CHECK[0], tier: str = PLAN_CHECK[1], root: Path | None = None
+    figures: tuple[str, ...] = PLAN_CHECK[0],
+    tier: str = PLAN_CHECK[1],
+    root: Path | None = None,
+    emulated: tuple[str, ...] = PLAN_CHECK_EMULATED,
 ) -> dict[str, Any]:
     """The plan's estimate of a build of ``figures`` against its measured wall time.
 
-    Builds the figures' combined datasets (their simulate batches and combine jobs) from
-    empty data in a temporary copy of the workflow, on every core, and compares the wall
-    time with :func:`tcprepro.campaign.plan.runs_cost` (the calibrated cost of their runs
-    and the local job start-ups, longest jobs first on the same cores).
+    Builds the figures' combined datasets (their simulate batches and combine jobs) and
+    the ``emulated`` twins' (one emulate job each, on the UML route when this host has
+    it; else none) from empty data in a temporary copy of the workflow, on every core,
+    and compares the wall time with the plan's makespan of the same jobs: each simulate
+    batch's calibrated cost and start-up (:func:`tcprepro.campaign.plan.simulate_job_s`),
+    each emulated figure's one-boot job (:func:`tcprepro.campaign.plan.emulate_job_s`),
+    longest first on the same cores, as the workflow's priorities run them.
     """
     from tcprepro.campaign import load_workflow_config
-    from tcprepro.campaign.plan import runs_cost
+    from tcprepro.campaign.emulated import decide
+    from tcprepro.campaign.plan import calibrations, emulate_job_s, makespan_s, simulate_job_s
+    from tcprepro.errors import CapabilityError
 
     root = root or BENCH_DIR.parent
     cores = os.cpu_count() or 1
-    config = load_workflow_config(root / "workflow/config.yaml")
+    config = load_workflow_config(root / "workflow/config.yaml", {"emulation": "include"})
+    try:
+        decision = decide(config, tier)
+        route = decision.route if decision.route and decision.route.virtual_clock else None
+    except CapabilityError:  # this host cannot emulate: the simulations alone
+        route = None
+    emulated = emulated if route is not None else ()
     runs = [run for figure in figures for run in config.runs(figure, tier)]
-    predicted = runs_cost(config, runs, cores).local_s
+    calibration = calibrations(config)
+    jobs = [
+        simulate_job_s(config, batch, calibration)
+        for figure in figures
+        for batch in config.batches(figure, tier)
+    ]
+    jobs += [emulate_job_s(config.runs(twin, tier, "mininet"), route) for twin in emulated]
+    predicted = makespan_s(jobs, cores)
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+    targets = [f"data/combined/{figure}.nc" for figure in figures]
+    targets += [f"data/combined/emulated/{twin}.nc" for twin in emulated]
     with tempfile.TemporaryDirectory() as tmp:
         _copy_workflow(root, Path(tmp))
         cmd = [  # the targets before --config, which takes every value after it
-            *(str(bin_dir / "snakemake"), *(f"data/combined/{figure}.nc" for figure in figures)),
+            *(str(bin_dir / "snakemake"), *targets),
             *("--profile", f"workflow/profiles/{tier}", "--cores", str(cores)),
-            *("--config", f"tier={tier}", "emulation=exclude"),
+            *("--config", f"tier={tier}", f"emulation={'include' if emulated else 'exclude'}"),
         ]
         started = time.perf_counter()
         done = subprocess.run(cmd, cwd=tmp, env=env, check=False, capture_output=True, text=True)
@@ -127,9 +254,12 @@ def plan_check(
             raise RuntimeError(f"plan check: {' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
     return {
         "figures": list(figures),
+        "emulated": list(emulated),
+        "route": route.name if route is not None else None,
         "tier": tier,
         "cores": cores,
         "runs": len(runs),
+        "emulated_runs": sum(len(config.runs(twin, tier, "mininet")) for twin in emulated),
         "predicted_s": predicted,
         "measured_s": measured,
         "ratio": predicted / measured,

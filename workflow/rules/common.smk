@@ -13,6 +13,7 @@ skip_iri_grammars()  # before validate() imports jsonschema: seconds per Snakema
 from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
+from tcprepro.campaign.plan import calibrations, emulate_job_s, simulate_job_s
 from tcprepro.campaign.batches import manifest_dir
 from tcprepro.campaign.notebooks import notebook_runs, rule_name as notebook_rule
 from tcprepro.campaign.bundle import RECORD as BUNDLE_RECORD
@@ -189,13 +190,24 @@ def plan_cores():
     return settings.cores or settings.nodes or 1
 
 
-def emulation_threads(wildcards):
-    """Cores of a figure's emulation job: on the UML route one boot per core side by
-    side (at most one per run); natively and in the VM, one (real time)."""
-    if not EMULATION.parallel:
-        return 1
+# Job priorities: every simulate and emulate job's estimated wall seconds, so that the
+# longest start first and both halves share the cores from the build's start
+# (tcprepro.campaign.plan.build_wall_s is the makespan tcprepro plan announces).
+_CALIBRATION = {}
+
+
+def simulate_priority(wildcards):
+    """A simulate batch job's estimated seconds (its study's calibrated cost model)."""
+    if not _CALIBRATION:  # once, and only when a job is to run (no-op reruns skip it)
+        _CALIBRATION.update(calibrations(WORKFLOW))
+    batch = WORKFLOW.batch(wildcards.figure, wildcards.batch, TIER)
+    return round(simulate_job_s(WORKFLOW, batch, _CALIBRATION))
+
+
+def emulate_priority(wildcards):
+    """An emulated figure's job's estimated seconds (one boot, its runs in turn)."""
     runs = emulated_runs(WORKFLOW, wildcards.figure, TIER, EMULATION.route)
-    return max(1, min(plan_cores(), len(runs)))
+    return round(emulate_job_s(runs, EMULATION.route))
 
 
 onstart:

@@ -4,10 +4,12 @@
 # VM (virtme-ng), then compared with ns-3. Native and VM emulations run in real time
 # and share the host's kernel or cores: one job at a time per host (resource
 # `emulation`, which the profiles grant once). In virtual time (UML) a busy host
-# changes nothing: the job takes one core per boot, up to every core (threads), and
-# no `emulation` slot. Always on this machine (localrules). One job per figure;
-# inside it each run is cached under data/emulated/ by its own cache key (kernel,
-# iperf3, route, scenario), and only changed runs are redone.
+# changes nothing: the job is one boot on one core, and takes no `emulation` slot, so
+# emulated figures run side by side and beside the simulate jobs, longest first (the
+# priority: its estimated seconds, as the simulate jobs'). Always on this machine
+# (localrules). One job per figure, one boot running its runs in turn; each run is
+# cached under data/emulated/ by its own cache key (kernel, iperf3, route, scenario),
+# and only changed runs are redone.
 
 
 localrules:
@@ -21,7 +23,8 @@ rule emulate_figure:
         "data/combined/emulated/{figure}.nc",
     log:
         "data/logs/emulate/{figure}.log",
-    threads: emulation_threads
+    priority: emulate_priority
+    threads: 1
     resources:
         emulation=0 if EMULATION.parallel else 1,
     params:
@@ -33,7 +36,7 @@ rule emulate_figure:
         "Emulating {wildcards.figure} (native needs root; or the UML or VM route)"
     shell:
         "tcprepro emulate-figure --tier {params.tier} --figure {wildcards.figure} "
-        "--route {params.route} --jobs {threads} -o {output} > {log} 2>&1"
+        "--route {params.route} --jobs 1 -o {output} > {log} 2>&1"
 
 
 rule crosscheck_table:

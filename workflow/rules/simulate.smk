@@ -16,6 +16,7 @@ rule simulate_batch:
         f"{BATCH_DIR}/{{figure}}/{{batch}}.json",
     log:
         f"data/logs/{BATCH_DIR.removeprefix('data/')}/{{figure}}/{{batch}}.log",
+    priority: simulate_priority
     params:
         tier=TIER,
         runs=batch_runs,

@@ -17,8 +17,11 @@ from tcprepro.scenario import Scenario
 
 __all__ = ["DUMBBELL_HOPS", "PACKETS_PER_WALL_S", "RUN_OVERHEAD_S", "estimate_wall_s"]
 
-#: wall-clock cost model of one ns-3 run on one core (measured, see BENCHMARKS.md)
-RUN_OVERHEAD_S = 2.5
+#: wall-clock cost model of one ns-3 run on one core (measured, see BENCHMARKS.md). The
+#: overhead is a run's time in its batch process besides its event loop (scenario, set-up,
+#: dataset): 0.08 s, the mean over the 89 runs of the plan's calibration sample (0.05-0.16
+#: s per study); the process's own start-up is the job's (campaign.plan)
+RUN_OVERHEAD_S = 0.08
 PACKETS_PER_WALL_S = 35_000.0
 #: links a packet crosses on a dumbbell (the estimate's rate counts one per packet); with
 #: it, a quick-tier B5.14 run and a C3.3 run are estimated at 18 and 24 s; they took 26.5 and

@@ -54,7 +54,7 @@ class EmulationDecision:
 
     @property
     def parallel(self) -> bool:
-        """True when emulation jobs may run side by side, one boot per core."""
+        """True when emulation jobs may run side by side (a boot each) and beside simulations."""
         return self.enabled and self.route is not None and self.route.runs_in_parallel
 
     @property

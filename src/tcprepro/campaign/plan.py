@@ -9,8 +9,13 @@ on the native and VM routes run in real time: their duration plus set-up and
 probes. On the UML route (virtual clock) a run's wall time follows the measured
 wall-time ratio (guest seconds per wall second): its probe's at the bottleneck rate,
 its traffic's at the rate its flows can carry (window-, loss- and size-limited flows
-carry fewer packets than the link), plus the cost of its samplers; its boots run
-side by side, one per core (:func:`estimate_emulated_wall_s`).
+carry fewer packets than the link), plus the cost of its samplers
+(:func:`estimate_emulated_wall_s`).
+
+A build's jobs share its cores: a simulate batch job and an emulated figure's job (one
+UML boot, its runs one after the other) each take one core, longest first (the
+workflow's job priorities are these estimates, :func:`simulate_job_s` and
+:func:`emulate_job_s`), and the build's wall time is their makespan (:func:`build_wall_s`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcprepro.campaign.batches import Batch
 from tcprepro.campaign.config import WorkflowConfig
 from tcprepro.campaign.cost import _flow_bound_packets, estimate_wall_s
 from tcprepro.campaign.runs import Run, cell_name, is_cached
@@ -36,17 +42,21 @@ __all__ = [
     "Cost",
     "batch_costs",
     "budget_report",
+    "build_wall_s",
+    "calibration_runs",
     "calibrations",
     "claim_costs",
     "decide_command",
     "decide_commands",
     "duration_text",
+    "emulate_job_s",
     "estimate_emulated_wall_s",
     "estimate_wall_s",
     "is_cached",
     "makespan_s",
     "plan_report",
     "runs_cost",
+    "simulate_job_s",
     "study_budgets",
     "tier_cost",
     "uml_ratio",
@@ -176,6 +186,7 @@ def plan_report(
     todo_all: list[Run] = []
     simulated_s = 0.0
     covered = claim_coverage(config, tier) if tier != "verify" else {}
+    calibration = calibrations(config)
     for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
         wanted = config.cells(figure, tier)
@@ -198,16 +209,14 @@ def plan_report(
         lines.append(
             f"  {figure}: {cells}{len(runs)} runs in {len(batches)} batch jobs, "
             f"{len(runs) - len(todo)} cached, {len(todo)} to simulate ({jobs} jobs){note}; "
-            f"about {estimate_wall_s(todo, cores) / 60:.1f} min"
+            f"about {runs_cost(config, todo, cores, calibration=calibration).local_s / 60:.1f} min"
         )
         emulated = config.runs(figure, tier, "mininet")
         if emulated and route is not None and route.virtual_clock:
-            boots = route.boots(len(emulated), cores)
             lines.append(
                 f"  {figure}: plus up to {len(emulated)} emulated runs on the {route.title} "
-                f"(virtual clock, {boots} boot(s) side by side), about "
-                f"{estimate_emulated_wall_s(emulated, route, cores) / 60:.0f} min when none is "
-                "cached (measured wall-time ratios)"
+                f"(virtual clock, one boot), about {emulate_job_s(emulated, route) / 60:.0f} "
+                "min when none is cached (measured wall-time ratios)"
             )
         elif emulated:
             lines.append(
@@ -221,7 +230,7 @@ def plan_report(
                 + ", ".join(f"{claim} {k}/{n}" for claim, k, n in coverage)
             )
         todo_all += todo
-    estimate = estimate_wall_s(todo_all, cores)
+    estimate = runs_cost(config, todo_all, cores, calibration=calibration).local_s
     lines.append(
         f"  total: {len(todo_all)} simulations to run, about {estimate / 60:.1f} min "
         f"of wall time on {cores} core(s)"
@@ -232,13 +241,46 @@ def plan_report(
     if emulated_runs:
         lines.append(
             f"  emulated: up to {emulated_runs} runs on the {route.title}, about "
-            f"{emulated_s / 60:.0f} min when none is cached; with the simulations about "
-            f"{(estimate + emulated_s) / 3600:.1f} h on {cores} core(s), both halves one "
-            "after the other"
+            f"{emulated_s / 60:.0f} min alone on {cores} core(s) when none is cached (one "
+            "boot a figure, figures side by side); with the simulations, sharing the cores "
+            f"longest job first, about {build_wall_s(config, tier, cores, route) / 3600:.1f} h"
         )
     if tier == "verify":
         lines.append(f"  simulated time of the verify tier: {simulated_s / 3600:.1f} h")
     return "\n".join(lines)
+
+
+def emulate_job_s(runs: Iterable[Run], route: str | Route = "uml") -> float:
+    """Wall seconds of an emulated figure's job: one boot runs its runs one after the other.
+
+    On a real-time route too (one such job at a time: the host's kernel or cores are shared).
+    """
+    return estimate_emulated_wall_s(runs, route, cores=1)
+
+
+def simulate_job_s(
+    config: WorkflowConfig, batch: Batch, calibration: Mapping[str, float | None]
+) -> float:
+    """Wall seconds of a simulate batch job on one core.
+
+    Its runs' cost model times its study's ``calibration`` (:func:`calibrations`), plus a
+    local job's start-up (:data:`LOCAL_JOB_OVERHEAD_S`).
+    """
+    study = config.figure(batch.figure)["study"]
+    return batch.cost_s * (calibration.get(study) or 1.0) + LOCAL_JOB_OVERHEAD_S
+
+
+def _emulated_jobs(
+    config: WorkflowConfig, tier: str, route: str | Route
+) -> tuple[int, list[float]]:
+    """A tier's emulated runs (the twins, D1.1) and each figure's job time when none is cached."""
+    runs, jobs = 0, []
+    for figure in config.simulated_figures:
+        emulated = config.runs(figure, tier, "mininet")
+        if emulated:
+            runs += len(emulated)
+            jobs.append(emulate_job_s(emulated, route))
+    return runs, jobs
 
 
 def emulated_cost(
@@ -246,15 +288,34 @@ def emulated_cost(
 ) -> tuple[int, float]:
     """A tier's emulated runs (the twins, D1.1) and their wall time when none is cached.
 
-    On ``route`` and ``cores``, figure after figure (:func:`estimate_emulated_wall_s`).
+    On ``route`` and ``cores`` with nothing else running: on the UML route each figure is
+    one job, one boot, and ``cores`` such jobs run side by side, longest first; a
+    real-time route runs one job at a time.
     """
-    runs, wall_s = 0, 0.0
-    for figure in config.simulated_figures:
-        emulated = config.runs(figure, tier, "mininet")
-        if emulated:
-            runs += len(emulated)
-            wall_s += estimate_emulated_wall_s(emulated, route, cores)
-    return runs, wall_s
+    runs, jobs = _emulated_jobs(config, tier, route)
+    parallel = cores if get_route(route).virtual_clock else 1
+    return runs, makespan_s(jobs, parallel) if jobs else 0.0
+
+
+def build_wall_s(
+    config: WorkflowConfig, tier: str, cores: int = 2, route: str | Route | None = "uml"
+) -> float:
+    """Wall time of a whole local build of ``tier`` when nothing is cached, on ``cores``.
+
+    Its simulate batch jobs (:func:`simulate_job_s`) and, on a virtual-clock ``route``,
+    its emulated figures' jobs (:func:`emulate_job_s`) share the cores, longest first,
+    as the workflow's job priorities order them. Real-time emulation (native, VM) and
+    ``route`` None count the simulations alone.
+    """
+    calibration = calibrations(config)
+    jobs = [
+        simulate_job_s(config, batch, calibration)
+        for figure in config.simulated_figures
+        for batch in config.batches(figure, tier)
+    ]
+    if route is not None and get_route(route).virtual_clock:
+        jobs += _emulated_jobs(config, tier, route)[1]
+    return makespan_s(jobs, cores) if jobs else 0.0
 
 
 def claim_coverage(config: WorkflowConfig, tier: str) -> dict[str, list[tuple[str, int, int]]]:
@@ -292,9 +353,9 @@ def claim_coverage(config: WorkflowConfig, tier: str) -> dict[str, list[tuple[st
 
 @dataclass(frozen=True)
 class StudyMeasurement:
-    """One study's runs in a recorded quick-tier ``make figures`` (BENCHMARKS.md).
+    """One study's runs in the plan's calibration sample (BENCHMARKS.md).
 
-    ``wall_s`` sums each run's own event loop and writing as its log reports it;
+    ``wall_s`` sums each run's own time in its batch process (the batch manifest's);
     ``mib`` is the size of the run datasets.
     """
 
@@ -309,13 +370,16 @@ class StudyMeasurement:
         return self.wall_s / self.simulated_s
 
 
-#: BENCHMARKS.md, "A recorded make figures run" (quick tier, emulation excluded, 2 cores
-#: shared with other work); `tcprepro bench --recorded DIR` prints these numbers
+#: the calibration sample: every CALIBRATION_STRIDE-th quick-tier run of each figure
+#: (:func:`calibration_runs`), which `tcprepro bench` simulates (:data:`MEASURED_QUICK`)
+CALIBRATION_STRIDE = 6
+#: BENCHMARKS.md, "The simulation's cost per study": the calibration sample simulated by
+#: two batch processes side by side on the idle 2-core machine (`tcprepro bench`)
 MEASURED_QUICK = {
-    "A": StudyMeasurement(160, 76800.0, 3485.0, 44.9),
-    "B": StudyMeasurement(174, 6380.0, 2223.0, 24.7),
-    "C": StudyMeasurement(74, 5120.0, 1693.0, 14.1),
-    "D": StudyMeasurement(100, 4620.0, 647.0, 11.9),
+    "A": StudyMeasurement(28, 13600.0, 152.8, 7.27),
+    "B": StudyMeasurement(30, 1100.0, 221.8, 4.25),
+    "C": StudyMeasurement(13, 1120.0, 215.1, 2.72),
+    "D": StudyMeasurement(18, 859.0, 81.9, 2.14),
 }
 #: what a cluster job costs besides its run's own event loop and writing: starting
 #: Snakemake in the job and the tcprepro process. Measured on the one-node test cluster
@@ -323,10 +387,10 @@ MEASURED_QUICK = {
 #: minus their runs' own wall times (0.7 and 7.1 s), on a 2-core host under load ~10
 JOB_OVERHEAD_S = 40.0
 #: the same for a job of a local Snakemake run (a new tcprepro process, no Snakemake of its
-#: own): Snakemake's job time minus the run's own wall time, median of the 508 simulate jobs
-#: of a quick-tier `make figures` run on 2 cores shared with other work (mean 5.9 s, at
-#: most 15 s; less on a quieter host)
-LOCAL_JOB_OVERHEAD_S = 4.5
+#: own): Snakemake's job time minus its runs' own wall times, 1.7 s a job over the 17 and
+#: the 31 simulate jobs of two smoke-tier builds on the idle 2-core machine; a calibration
+#: process's wall time minus its runs', 2.1 s
+LOCAL_JOB_OVERHEAD_S = 2.0
 #: a bundle holds the run datasets and the combined datasets made of them: the combined
 #: ones add this share of the runs' size. Measured on three quick-tier A1 runs (4000
 #: samples each, 838 KB) and their combination (773 KB); on the smoke tier, whose tiny
@@ -349,13 +413,19 @@ class StudyBudget:
     calibration: float | None  # measured / cost model on the quick tier (None: not measured)
 
 
-def _measured_runs(config: WorkflowConfig, study: str) -> list[Run]:
-    """The quick-tier runs the measurement covered (cross-checked figures were excluded)."""
+def calibration_runs(
+    config: WorkflowConfig, study: str, stride: int = CALIBRATION_STRIDE, tier: str = "quick"
+) -> list[Run]:
+    """A study's calibration sample: every ``stride``-th run of each figure of ``tier``.
+
+    In the config's order; cross-checked figures aside (their ns-3 runs repeat another
+    figure's cells).
+    """
     return [
         run
         for figure in config.figures_of(study)
         if not config.crosschecked(figure)
-        for run in config.runs(figure, "quick")
+        for run in config.runs(figure, tier)[::stride]
     ]
 
 
@@ -373,7 +443,7 @@ def calibrations(
         measured = MEASURED_QUICK.get(study)
         out[study] = None
         if measured is not None:
-            quick = _measured_runs(config, study)
+            quick = calibration_runs(config, study)
             if len(quick) == measured.runs:
                 out[study] = measured.wall_s / estimate_wall_s(quick)
     return out

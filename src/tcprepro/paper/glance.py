@@ -222,9 +222,11 @@ def _tier_table(
         r"inconclusive. Runs, simulated time and wall times are those of \texttt{tcprepro plan} "
         rf"(its cost model, calibrated per study on the measured rates of BENCHMARKS.md): on "
         rf"{cores} local cores, and as cluster jobs on {cluster} cores (docs/cluster.md). "
-        r"The emulated twins run apart, with real Linux TCP on this machine: their runs and "
-        rf"wall time on the UML route (virtual clock, one boot per core, {cores} cores) when "
-        r"none is cached come on top of the local time.",
+        r"The emulated twins run with real Linux TCP on this machine: their runs and their "
+        rf"wall time alone on the UML route (virtual clock, one boot a figure, {cores} figures "
+        r"side by side) when none is cached. A build shares its cores between both halves, "
+        r"longest job first: its wall time lies between the larger of the two and their sum "
+        r"(\texttt{tcprepro plan} gives it).",
         "",
         r"\begin{center}\small",
         r"\begin{tabular}{@{}lrrrrrP{0.34\linewidth}@{}}",
