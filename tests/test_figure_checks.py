@@ -41,6 +41,24 @@ def test_a_legend_entry_matching_nothing_drawn_fails():
     assert "'background'" in texts[0]
 
 
+def test_a_grey_line_style_key_stands_for_its_style_drawn_with_any_marker():
+    """C3.5's buffer keys: a grey dashed line without a marker names the dashed curves,
+    whose markers are their protocols'; where no curve is dashed the key still fails."""
+    for dashed, expected in ((True, []), (False, ["legend"])):
+        fig, ax = plt.subplots(layout="constrained")
+        x = np.array([14.0, 120.0, 650.0])
+        ax.plot(x, [0.1, 0.2, 0.3], color="C0", marker="o", label="CUBIC")
+        ax.plot(x, [0.2, 0.3, 0.4], color="C0", marker="o", ls="--" if dashed else ":")
+        handles, labels = ax.get_legend_handles_labels()
+        handles.append(Line2D([], [], color="0.3", ls="--"))
+        labels.append("1 BDP")
+        fig.legend(handles, labels, loc="outside right center")
+        checks, texts = _checks(fig, "C3.5")
+        assert checks == expected, texts
+        if expected:
+            assert "'1 BDP'" in texts[0]
+
+
 def test_a_legend_entry_whose_line_has_no_data_inside_the_axes_fails():
     """B5.3/C3.5/D4: a labelled line of NaNs (a variant not run) still listed."""
     fig, ax = plt.subplots()

@@ -24,6 +24,7 @@ from tcprepro.figures.common import (
     TEXT_WIDTH_IN,
     Drawn,
     empty_panel,
+    legend_below,
     points_style,
     record,
     spread_statement,
@@ -143,6 +144,10 @@ def phi_gamma(
     return record(fig, facts)
 
 
+#: marker shapes of the variants' points in B5.12/B5.13 (cycled), on top of their colours
+VARIANT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*", "d")
+
+
 def throughput_loss(ds: xr.Dataset, figure_id: str, buffer: int) -> Figure:
     """Figures B5.12/B5.13: φ(1) against the loss rate of one flow, every variant."""
     rate = str(ds["rate"].values[0])
@@ -153,27 +158,29 @@ def throughput_loss(ds: xr.Dataset, figure_id: str, buffer: int) -> Figure:
     loss = analysis_b.loss_rate(cell, "bottlenecked")
     variants = [str(v) for v in ds["variant"].values]
     colours = _variant_colours(variants)
-    fig, ax = plt.subplots(figsize=(3.4, 2.5), layout="constrained")
-    drawn = 0
+    fig, ax = plt.subplots(figsize=(4.2, 3.6), layout="constrained")
+    # a key under the panel, one marker shape per variant on top of its colour: variants
+    # with close throughput and loss fall on one another, where labels beside the points
+    # would cover each other and the data
+    handles, labels = [], []
     for variant in variants:
         x = values.sel(variant=variant)
         y = loss.sel(variant=variant)
         if not bool(x.notnull().any()):
             continue
-        drawn += 1
         x_mean, y_mean = float(x.mean()), float(y.mean())
         xerr = float(x.std(ddof=1)) if int(x.count()) > 1 else 0.0
-        ax.errorbar(x_mean, max(y_mean, 1e-5), xerr=xerr, fmt="o", ms=4, color=colours[variant])
-        ax.annotate(
-            _label(variant),
-            (x_mean, max(y_mean, 1e-5)),
-            xytext=(3, 3),
-            textcoords="offset points",
-            fontsize=FONT_PT - 1,
+        marker = VARIANT_MARKERS[len(handles) % len(VARIANT_MARKERS)]
+        handle = ax.errorbar(
+            x_mean, max(y_mean, 1e-5), xerr=xerr, fmt=marker, ms=5, color=colours[variant]
         )
+        handles.append(handle)
+        labels.append(_label(variant))
+    drawn = len(handles)
     if not drawn:
         plt.close(fig)
         return _nothing_run(f"B = {buffer} packets, one flow", 1)
+    legend_below(fig, handles, labels, ncols=4)
     ax.set_yscale("log")
     ax.set_xlabel(r"throughput of one flow, $\phi(1)$ (% of $(1-\rho_b)C$)")
     ax.set_ylabel("loss rate of the flow")

@@ -153,6 +153,7 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
     positive = loss.where(loss > 0)
     floor = float(positive.min()) / 10 if np.isfinite(positive.min()) else 1e-7
     zeros = 0
+    lined: set[int] = set()  # the buffers (by index) of which some curve is a line
     for i, buffer in enumerate(buffers):
         for protocol in _protocols(ds):
             line = {"linestyle": styles[i % len(styles)]}
@@ -164,6 +165,8 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
             style = {**_style(protocol), **line}
             if int(keep.sum()) <= 2:
                 style["linestyle"] = "none"
+            else:
+                lined.add(i)
             loss_ax.plot(rtt_ms[keep], shown[keep], **style)
             zero = keep & (values == 0)
             zeros += int(zero.sum())
@@ -175,13 +178,10 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
                 markerfacecolor="white",
                 color=_COLOURS.get(protocol, "0.5"),
             )
-            _curve(
-                queue_ax,
-                rtt_ms,
-                table["queue_fraction"].sel(buffer=buffer, protocol=protocol),
-                protocol,
-                **line,
-            )
+            queue = table["queue_fraction"].sel(buffer=buffer, protocol=protocol)
+            if int(np.isfinite(queue.mean("rep").values).sum()) > 2:
+                lined.add(i)
+            _curve(queue_ax, rtt_ms, queue, protocol, **line)
     loss_ax.set_yscale("log")
     loss_ax.axhline(floor, color="0.6", linewidth=0.8)
     loss_ax.set_ylabel("loss probability (buffer overflow)")
@@ -190,33 +190,29 @@ def _stress(ds: xr.Dataset, title: str) -> Figure:
     for ax in (loss_ax, queue_ax):
         _rtt_axis(ax, rtt_ms)
         ax.grid(alpha=0.3)
-    # a line style per buffer, keyed only when drawn: one or two RTTs are markers only
-    lines = len(rtt_ms) > 2 and len(buffers) > 1
-    handles = [
-        plt.Line2D([], [], color="0.3", linestyle=styles[i % len(styles)])
-        for i in range(len(buffers) if lines else 0)
-    ]
+    # a line style per buffer, keyed only where some curve of that buffer is a line: a
+    # curve of one or two RTTs is markers only
+    keyed = sorted(lined) if len(buffers) > 1 else []
+    handles = [plt.Line2D([], [], color="0.3", linestyle=styles[i % len(styles)]) for i in keyed]
     fig.legend(
         [*queue_ax.get_legend_handles_labels()[0], *handles],
         [
             *queue_ax.get_legend_handles_labels()[1],
-            *(f"{float(b):g} BDP" for b in buffers[: len(handles)]),
+            *(f"{float(buffers[i]):g} BDP" for i in keyed),
         ],
         loc="outside right center",
     )
     if len(buffers) == 1:
         title = f"{title}, buffer {float(buffers[0]):g} BDP"
     suptitle(fig, _with_capacity(title, ds))
-    styles_text = ", ".join(
-        f"{float(b):g} BDP {name}"
-        for b, name in zip(buffers, ["solid", "dashed", "dotted", "dash-dot"], strict=False)
-    )
+    names = ["solid", "dashed", "dotted", "dash-dot"]
+    styles_text = ", ".join(f"{float(buffers[i]):g} BDP {names[i % len(names)]}" for i in keyed)
     return record(
         fig,
         _facts(
             ds,
             2,
-            f"Line styles: {styles_text}." if lines else "",
+            f"Line styles: {styles_text}." if keyed else "",
             f"Left: open circles on the grey line mark no loss (drawn at {floor:.2g}, a tenth "
             "of the smallest loss)."
             if zeros
