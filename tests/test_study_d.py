@@ -323,6 +323,6 @@ def test_d1_figure_titled_by_its_id_passes_the_checks_as_d1_and_as_its_twin_d1_1
         check_figure(fig, figure_id)
         plt.close(fig)
     fig = buffer_windows_figure(table, thesis)  # D1's title saved as D1.1
-    with pytest.raises(FigureDefectError, match="lacks the figure's id D1.1"):
+    with pytest.raises(FigureDefectError, match=r"lacks the figure's id D1\.1"):
         check_figure(fig, "D1.1")
     plt.close(fig)

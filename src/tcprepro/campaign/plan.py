@@ -373,8 +373,9 @@ class StudyMeasurement:
 #: the calibration sample: every CALIBRATION_STRIDE-th quick-tier run of each figure
 #: (:func:`calibration_runs`), which `tcprepro bench` simulates (:data:`MEASURED_QUICK`)
 CALIBRATION_STRIDE = 6
-#: BENCHMARKS.md, "The simulation's cost per study": the calibration sample simulated by
-#: two batch processes side by side on the idle 2-core machine (`tcprepro bench`)
+#: the calibration sample simulated by two batch processes side by side on the idle 2-core
+#: machine, as `tcprepro bench` measures it (its section "The simulation's cost per study",
+#: :func:`tcprepro.bench_workflow.calibration_sample`)
 MEASURED_QUICK = {
     "A": StudyMeasurement(28, 13600.0, 152.8, 7.27),
     "B": StudyMeasurement(30, 1100.0, 221.8, 4.25),
