@@ -533,3 +533,33 @@ def test_check_figure_names_every_defect():
     plt.close(fig)
     assert {d.check for d in error.value.defects} == {"legend", "title", "axis range"}
     assert str(error.value).startswith("figure B5.1 has 3 defect(s):")
+
+
+def test_panel_titles_are_broken_between_words_to_their_width():
+    """B5.4-B5.9 at the quick tier: four cases a row leave 1.2-in columns; the throughput
+    row's statistics title is broken between words (never inside mathtext) to fit one, so
+    that neighbouring titles neither overlap nor leave the figure."""
+    from tcprepro.figures.common import _text_width_pt, fit_panel_titles, wrap_words
+
+    text = r"mean 109% of $(1-\rho_b)C$, Jain 0.94; background loss 0.17%"
+    wrapped = wrap_words(text, 1.2, 7.0)
+    assert wrapped.replace("\n", " ") == text
+    assert all(_text_width_pt(line, 7.0) <= 1.2 * 72 for line in wrapped.split("\n"))
+    assert r"$(1-\rho_b)C$" in wrapped  # mathtext whole
+    fig, axes = plt.subplots(2, 4, figsize=(6.2, 3.4), layout="constrained")
+    for top, bottom in axes.T:
+        for ax in (top, bottom):
+            ax.plot([0, 1], [0, 1])
+        top.set_title("Reno + HSTCP, PFQ/LQD, B = 625")
+        bottom.set_title(text, loc="left", fontsize=7)
+    suptitle(fig, "B5.7: background of TCP transfers")
+    before, _ = _checks_kept(fig)
+    assert "overlapping text" in before
+    fit_panel_titles(fig, axes.flat, (6.2 - 0.8) / 4 - 0.25)
+    checks, texts = _checks(fig, "B5.7")
+    assert checks == [], texts
+
+
+def _checks_kept(fig, name="B5.7"):
+    found = defects(fig, name)
+    return [d.check for d in found], [d.text for d in found]

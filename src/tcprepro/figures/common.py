@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib import cbook
 from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.legend import Legend
@@ -190,6 +191,38 @@ def title_lines(text: str, width_in: float, size_pt: float) -> str:
                 current = phrase
         lines.append(current)
     return "\n".join(lines)
+
+
+def wrap_words(text: str, width_in: float, size_pt: float) -> str:
+    """``text`` broken between its words so that each line fits ``width_in`` inches.
+
+    For panel titles, which matplotlib never wraps to their panel: a word wider than the
+    width is a line of its own; mathtext without spaces stays whole.
+    """
+    width_pt = width_in * 72
+    lines = []
+    for line in text.split("\n"):
+        words = line.split(" ")
+        current = words[0]
+        for word in words[1:]:
+            candidate = f"{current} {word}"
+            if current.count("$") % 2 or _text_width_pt(candidate, size_pt) <= width_pt:
+                current = candidate  # never break inside mathtext
+            else:
+                lines.append(current)
+                current = word
+        lines.append(current)
+    return "\n".join(lines)
+
+
+def fit_panel_titles(fig: Figure, axes: Iterable[Axes], width_in: float) -> None:
+    """Break every title of ``axes`` (centre, left, right) between words to ``width_in``."""
+    for ax in axes:
+        for loc in ("center", "left", "right"):
+            title = {"center": ax.title, "left": ax._left_title, "right": ax._right_title}[loc]
+            text = title.get_text()
+            if text:
+                title.set_text(wrap_words(text, width_in, title.get_fontsize()))
 
 
 def suptitle(fig: Figure, text: str) -> Text:

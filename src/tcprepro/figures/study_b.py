@@ -44,6 +44,7 @@ from tcprepro.figures.common import (
     Drawn,
     drawn,
     empty_panel,
+    fit_panel_titles,
     legend_below,
     record,
     suptitle,
@@ -269,6 +270,12 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         mappables = [c for ax in row for c in ax.collections if c.get_array() is not None]
         if mappables:
             fig.colorbar(mappables[0], ax=row.tolist(), label="loss rate\n(grey: none)", aspect=12)
+    # panel titles broken to their panel's width: a tier with many cases has narrow columns
+    # (the labels on the left take about 0.8 in, the loss rate's colour bar 0.7 in on the
+    # right, and a panel's tick labels and padding about 0.25 in of each column)
+    colour_bar = 0.7 if "transfers" in rows else 0.0
+    column = (fig.get_figwidth() - 0.8 - colour_bar) / len(shown)
+    fit_panel_titles(fig, axes.flat, column - 0.25)
     _flow_legend(fig, axes)
     load = _load_text(ds.sel(case=shown))
     measured = _measured_load_text([runs[case] for case in shown])
