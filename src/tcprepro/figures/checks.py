@@ -6,11 +6,10 @@ figure with one of these defects is never written:
 
 ``legend``
     A legend entry that names nothing drawn: no artist of the figure with data
-    inside its axes carries the entry's label or the entry's style (colour, line
-    style and marker of a line; face colour of a patch or a collection). A line lying
-    on an edge of its panel (zeros on an axis from zero) is hidden by the spine. A grey or
-    black key stands for a style drawn in any colour (e.g. "buffer" dashed), and a grey or
-    black line key without a marker for its line style drawn with any marker.
+    inside its axes carries the entry's label or the entry's style (colour, line style and
+    marker of a line; face colour of a patch or a collection). A line lying on an edge of its
+    panel (zeros on an axis from zero) is hidden by the spine. A grey or black key stands for
+    a style in any colour (e.g. "buffer" dashed), without a marker for any marker.
 ``colour bar``
     A colour mapping without a colour bar: an artist whose colours encode values
     through a colormap (a :class:`~matplotlib.cm.ScalarMappable` with an array) and
@@ -361,9 +360,7 @@ def _matches_key(handle: Artist, artist: Artist) -> bool:
     if isinstance(handle, Line2D):
         style, marker = _line_style(handle)
         if isinstance(artist, Line2D):
-            drawn_style, drawn_marker = _line_style(artist)
-            # a grey line key without a marker stands for its line style, whatever the
-            # markers of the curves drawn in it
+            drawn_style, drawn_marker = _line_style(artist)  # a grey key: see the module doc
             style_only = _no(marker) and not _no(style) and all(map(_grey, key_colours))
             if style != drawn_style or (marker != drawn_marker and not style_only):
                 return False
