@@ -157,6 +157,33 @@ Error in rule simulate_batch:
     }
 
 
+def test_job_spans_start_a_job_with_a_message_at_its_message_line():
+    """An emulate job (its rule has a message) logs ``Job N: <message>`` in place of a rule
+    block: it starts there and takes its rule from its ``Finished jobid`` line."""
+    from tcprepro.bench_workflow import job_spans
+
+    log = """[Fri Nov 27 13:00:00 2026]
+Job 42: Emulating X1 (native needs root; or the UML or VM route)
+Reason: Missing output files: data/combined/emulated/X1.nc
+[Fri Nov 27 13:00:01 2026]
+localrule simulate_batch:
+    jobid: 3
+[Fri Nov 27 13:00:09 2026]
+Finished jobid: 3 (Rule: simulate_batch)
+[Fri Nov 27 13:01:51 2026]
+Finished jobid: 42 (Rule: emulate_figure)
+"""
+    spans = job_spans(log)
+    assert {k: (v["rule"], (v["end"] - v["start"]).total_seconds()) for k, v in spans.items()} == {
+        "42": ("emulate_figure", 111.0),
+        "3": ("simulate_batch", 8.0),
+    }
+    assert bench.stage_times(log) == {
+        "emulate_figure": {"jobs": 1, "job_s": 111.0},
+        "simulate_batch": {"jobs": 1, "job_s": 8.0},
+    }
+
+
 def test_plan_check_builds_the_figures_and_sets_the_plan_beside_the_measurement():
     """The benchmark behind "the plan predicts a build within ±20 %" (make bench) on one
     smoke figure: a real Snakemake build of its combined dataset, the plan's estimate of

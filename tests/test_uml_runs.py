@@ -7,10 +7,8 @@ file beside the twins' smoke tests (tests/test_uml_twins_*.py), a file per pytes
 worker; the tests that check what a boot leaves on the host stay in tests/test_uml.py,
 run alone."""
 
-import datetime
 import json
 import os
-import re
 import subprocess
 import sys
 
@@ -19,6 +17,7 @@ import pytest
 
 from conftest import DUMBBELL, ROOT, reno_100m, scenario_dict, uml_batch, uml_or_skip
 from tcprepro import metrics
+from tcprepro.bench_workflow import job_spans
 from tcprepro.scenario_io import load_scenario_dict
 from test_workflow import copy_workflow, snakemake
 
@@ -203,24 +202,6 @@ def test_generated_transfers_on_the_uml_route_open_on_time_and_last_as_in_ns3(tm
     assert 0.5 < ratio < 2.0
 
 
-def _job_spans(log):
-    """Per Snakemake job of a build's log, its rule and start and end times (1-s stamps)."""
-    stamp, rule, spans = None, None, {}
-    for line in log.splitlines():
-        if found := re.match(r"\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]$", line):
-            stamp = datetime.datetime.strptime(found[1], "%a %b %d %H:%M:%S %Y")
-        elif found := re.match(r"(?:local)?rule (\w+):$", line):
-            rule = found[1]
-        elif (found := re.match(r"\s+jobid: (\d+)$", line)) and rule:
-            spans[found[1]] = [rule, stamp, None]
-            rule = None
-        elif found := re.match(r"Job (\d+): Emulating", line):
-            spans[found[1]] = ["emulate_figure", stamp, None]
-        elif (found := re.match(r"Finished jobid: (\d+)", line)) and found[1] in spans:
-            spans[found[1]][2] = stamp
-    return spans
-
-
 @pytest.mark.slow
 def test_an_emulated_figure_runs_beside_the_simulations_of_its_build(tmp_path):
     """``snakemake --cores 2`` of figure D1.1 (D1's cells emulated: two runs on the UML
@@ -248,15 +229,15 @@ def test_an_emulated_figure_runs_beside_the_simulations_of_its_build(tmp_path):
     )
     log = result.stdout + result.stderr
     assert "--figure D1.1 --route uml --jobs 1" in log
-    spans = list(_job_spans(log).values())
-    [emulate] = [s for s in spans if s[0] == "emulate_figure"]
-    simulate = [s for s in spans if s[0] == "simulate_batch"]
+    spans = list(job_spans(log).values())
+    [emulate] = [s for s in spans if s["rule"] == "emulate_figure"]
+    simulate = [s for s in spans if s["rule"] == "simulate_batch"]
     assert len(simulate) == len(config.batches("A1", "smoke")) + len(config.batches("D1", "smoke"))
     print(
-        f"emulate {emulate[1]:%T}-{emulate[2]:%T}; simulate "
-        + ", ".join(f"{s[1]:%T}-{s[2]:%T}" for s in simulate)
+        f"emulate {emulate['start']:%T}-{emulate['end']:%T}; simulate "
+        + ", ".join(f"{s['start']:%T}-{s['end']:%T}" for s in simulate)
     )
-    assert emulate[1] <= min(s[1] for s in simulate)
-    beside = [s for s in simulate if emulate[1] <= s[1] and s[2] < emulate[2]]
+    assert emulate["start"] <= min(s["start"] for s in simulate)
+    beside = [s for s in simulate if emulate["start"] <= s["start"] and s["end"] < emulate["end"]]
     assert beside, "no simulate job ran while the emulation did"
     assert (workdir / "paper/figures/D1.1.pdf").stat().st_size > 0

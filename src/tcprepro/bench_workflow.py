@@ -28,6 +28,7 @@ __all__ = [
     "PLAN_CHECK",
     "PLAN_TOLERANCE",
     "calibration_sample",
+    "job_spans",
     "plan_check",
     "recorded_workflow",
     "stage_times",
@@ -122,13 +123,15 @@ def calibration_sample(
     runs = [run for mine in sample.values() for run in mine]
     shares: list[list[Any]] = [[] for _ in range(cores)]
     loads = [0.0] * cores
-    for run in sorted(runs, key=lambda run: -estimate_wall_s([run])):
+    costs = {run.path: estimate_wall_s([run]) for run in runs}
+    for run in sorted(runs, key=lambda run: -costs[run.path]):
         least = loads.index(min(loads))
         shares[least].append(run)
-        loads[least] += estimate_wall_s([run])
+        loads[least] += costs[run.path]
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
     processes: list[dict[str, Any]] = []
+    run_wall: dict[str, float] = {}  # each run's own time in its batch (the manifests')
     with tempfile.TemporaryDirectory() as tmp:
         _copy_workflow(root, Path(tmp))
 
@@ -142,6 +145,7 @@ def calibration_sample(
             if done.returncode:
                 raise RuntimeError(f"calibration: {' '.join(cmd[:6])} failed:\n{done.stderr}")
             entries = json.loads(manifest.read_text())["runs"]
+            run_wall.update((e["path"], e["wall_s"]) for e in entries)
             processes.append(
                 {"runs": len(mine), "wall_s": wall, "runs_s": sum(e["wall_s"] for e in entries)}
             )
@@ -158,12 +162,6 @@ def calibration_sample(
         wall = time.perf_counter() - started
         if len(processes) != len(threads):
             raise RuntimeError("calibration: a sweep-batch process failed (see above)")
-        run_wall = {}
-        for index in range(cores):
-            manifest = Path(tmp) / f"calibration-{index}.json"
-            if manifest.exists():
-                for entry in json.loads(manifest.read_text())["runs"]:
-                    run_wall[entry["path"]] = entry["wall_s"]
         studies = {}
         for study, mine in sample.items():
             if not mine:
@@ -208,14 +206,14 @@ def plan_check(
     Builds the figures' combined datasets (their simulate batches and combine jobs) and
     the ``emulated`` twins' (one emulate job each, on the UML route when this host has
     it; else none) from empty data in a temporary copy of the workflow, on every core,
-    and compares the wall time with the plan's makespan of the same jobs: each simulate
-    batch's calibrated cost and start-up (:func:`tcprepro.campaign.plan.simulate_job_s`),
-    each emulated figure's one-boot job (:func:`tcprepro.campaign.plan.emulate_job_s`),
-    longest first on the same cores, as the workflow's priorities run them.
+    and compares the wall time with the plan's makespan of the same jobs
+    (:func:`tcprepro.campaign.plan.build_wall_s`: each simulate batch's calibrated cost and
+    start-up, each emulated figure's one-boot job, longest first on the same cores, as the
+    workflow's priorities run them).
     """
     from tcprepro.campaign import load_workflow_config
     from tcprepro.campaign.emulated import decide
-    from tcprepro.campaign.plan import calibrations, emulate_job_s, makespan_s, simulate_job_s
+    from tcprepro.campaign.plan import build_wall_s
     from tcprepro.errors import CapabilityError
 
     root = root or BENCH_DIR.parent
@@ -228,14 +226,7 @@ def plan_check(
         route = None
     emulated = emulated if route is not None else ()
     runs = [run for figure in figures for run in config.runs(figure, tier)]
-    calibration = calibrations(config)
-    jobs = [
-        simulate_job_s(config, batch, calibration)
-        for figure in figures
-        for batch in config.batches(figure, tier)
-    ]
-    jobs += [emulate_job_s(config.runs(twin, tier, "mininet"), route) for twin in emulated]
-    predicted = makespan_s(jobs, cores)
+    predicted = build_wall_s(config, tier, cores, route, figures, emulated)
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
     targets = [f"data/combined/{figure}.nc" for figure in figures]
@@ -272,36 +263,50 @@ _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 _RULE = re.compile(r"^(?:local)?rule (\S+):$")
 _JOBID = re.compile(r"^\s+jobid: (\d+)$")
 _FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\S+)\)$")
+_MESSAGE = re.compile(r"^Job (\d+): ")
 
 
-def stage_times(log_text: str) -> dict[str, dict[str, float]]:
-    """Per rule, the jobs Snakemake's log shows finished and their summed job time (s).
+def job_spans(log_text: str) -> dict[str, dict[str, Any]]:
+    """Per job id of Snakemake's log: its rule, start and end (None: it never finished).
 
-    A job's time runs from the time stamp before its ``rule`` block to the one before its
-    ``Finished jobid`` line (whole seconds, as Snakemake logs them). The notebook jobs
-    (``draw_<notebook>``, one rule per notebook) are one stage, ``draw``.
+    A job starts at the time stamp before its ``rule`` block, or before its ``Job N:
+    <message>`` line when its rule has a message; it ends at the stamp before its
+    ``Finished jobid`` line, which names its rule (whole seconds, as Snakemake logs them).
     """
-    import datetime as dt
-
     stamp = None
     rule = None
-    started: dict[str, tuple[str, dt.datetime]] = {}
-    out: dict[str, dict[str, float]] = {}
+    spans: dict[str, dict[str, Any]] = {}
     for line in log_text.splitlines():
         if found := _STAMP.match(line):
             stamp = dt.datetime.strptime(" ".join(found[1].split()), "%a %b %d %H:%M:%S %Y")
         elif found := _RULE.match(line):
             rule = found[1]
         elif (found := _JOBID.match(line)) and rule is not None and stamp is not None:
-            started[found[1]] = (rule, stamp)
+            spans[found[1]] = {"rule": rule, "start": stamp, "end": None}
             rule = None
-        elif (found := _FINISHED.match(line)) and found[1] in started and stamp is not None:
-            name, begun = started.pop(found[1])
-            row = out.setdefault(
-                "draw" if name.startswith("draw_") else name, {"jobs": 0, "job_s": 0.0}
-            )
-            row["jobs"] += 1
-            row["job_s"] += (stamp - begun).total_seconds()
+        elif (found := _MESSAGE.match(line)) and stamp is not None:
+            spans[found[1]] = {"rule": None, "start": stamp, "end": None}
+        elif (found := _FINISHED.match(line)) and found[1] in spans and stamp is not None:
+            spans[found[1]].update(rule=found[2], end=stamp)
+    return spans
+
+
+def stage_times(log_text: str) -> dict[str, dict[str, float]]:
+    """Per rule, the jobs Snakemake's log shows finished and their summed job time (s).
+
+    Each job's time from :func:`job_spans`. The notebook jobs (``draw_<notebook>``, one
+    rule per notebook) are one stage, ``draw``.
+    """
+    out: dict[str, dict[str, float]] = {}
+    for span in job_spans(log_text).values():
+        if span["end"] is None:
+            continue
+        name = span["rule"]
+        row = out.setdefault(
+            "draw" if name.startswith("draw_") else name, {"jobs": 0, "job_s": 0.0}
+        )
+        row["jobs"] += 1
+        row["job_s"] += (span["end"] - span["start"]).total_seconds()
     return out
 
 

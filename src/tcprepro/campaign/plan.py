@@ -243,7 +243,8 @@ def plan_report(
             f"  emulated: up to {emulated_runs} runs on the {route.title}, about "
             f"{emulated_s / 60:.0f} min alone on {cores} core(s) when none is cached (one "
             "boot a figure, figures side by side); with the simulations, sharing the cores "
-            f"longest job first, about {build_wall_s(config, tier, cores, route) / 3600:.1f} h"
+            "longest job first, about "
+            f"{build_wall_s(config, tier, cores, route, calibration=calibration) / 3600:.1f} h"
         )
     if tier == "verify":
         lines.append(f"  simulated time of the verify tier: {simulated_s / 3600:.1f} h")
@@ -271,11 +272,17 @@ def simulate_job_s(
 
 
 def _emulated_jobs(
-    config: WorkflowConfig, tier: str, route: str | Route
+    config: WorkflowConfig,
+    tier: str,
+    route: str | Route,
+    figures: Iterable[str] | None = None,
 ) -> tuple[int, list[float]]:
-    """A tier's emulated runs (the twins, D1.1) and each figure's job time when none is cached."""
+    """A tier's emulated runs and each figure's job time when none is cached.
+
+    The twins and D1.1, or the emulated runs of ``figures``.
+    """
     runs, jobs = 0, []
-    for figure in config.simulated_figures:
+    for figure in config.simulated_figures if figures is None else figures:
         emulated = config.runs(figure, tier, "mininet")
         if emulated:
             runs += len(emulated)
@@ -298,23 +305,30 @@ def emulated_cost(
 
 
 def build_wall_s(
-    config: WorkflowConfig, tier: str, cores: int = 2, route: str | Route | None = "uml"
+    config: WorkflowConfig,
+    tier: str,
+    cores: int = 2,
+    route: str | Route | None = "uml",
+    figures: Iterable[str] | None = None,
+    twins: Iterable[str] | None = None,
+    calibration: Mapping[str, float | None] | None = None,
 ) -> float:
-    """Wall time of a whole local build of ``tier`` when nothing is cached, on ``cores``.
+    """Wall time of a local build of ``tier`` when nothing is cached, on ``cores``.
 
     Its simulate batch jobs (:func:`simulate_job_s`) and, on a virtual-clock ``route``,
     its emulated figures' jobs (:func:`emulate_job_s`) share the cores, longest first,
     as the workflow's job priorities order them. Real-time emulation (native, VM) and
-    ``route`` None count the simulations alone.
+    ``route`` None count the simulations alone. ``figures`` and ``twins``: the figures
+    whose simulations and whose emulated runs the build makes (default: every one).
     """
-    calibration = calibrations(config)
+    calibration = calibrations(config) if calibration is None else calibration
     jobs = [
         simulate_job_s(config, batch, calibration)
-        for figure in config.simulated_figures
+        for figure in (config.simulated_figures if figures is None else figures)
         for batch in config.batches(figure, tier)
     ]
     if route is not None and get_route(route).virtual_clock:
-        jobs += _emulated_jobs(config, tier, route)[1]
+        jobs += _emulated_jobs(config, tier, route, twins)[1]
     return makespan_s(jobs, cores) if jobs else 0.0
 
 

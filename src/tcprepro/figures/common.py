@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,6 +169,42 @@ def _phrases(line: str) -> list[str]:
     return [*out, line[start:]]
 
 
+def _words(line: str) -> list[str]:
+    """A line split at its spaces outside mathtext."""
+    out, start, in_math = [], 0, False
+    for i, char in enumerate(line):
+        if char == "$" and (i == 0 or line[i - 1] != "\\"):
+            in_math = not in_math
+        elif char == " " and not in_math:
+            out.append(line[start:i])
+            start = i + 1
+    return [*out, line[start:]]
+
+
+def _fill_lines(
+    text: str, width_in: float, size_pt: float, pieces: Callable[[str], list[str]]
+) -> str:
+    """``text`` in as few lines as fit ``width_in`` inches, broken between its ``pieces``.
+
+    Each line of ``text`` is split into pieces and joined again by spaces; a piece wider
+    than ``width_in`` is a line of its own.
+    """
+    width_pt = width_in * 72
+    lines = []
+    for line in text.split("\n"):
+        parts = pieces(line)
+        current = parts[0]
+        for part in parts[1:]:
+            candidate = f"{current} {part}"
+            if _text_width_pt(candidate, size_pt) <= width_pt:
+                current = candidate
+            else:
+                lines.append(current)
+                current = part
+        lines.append(current)
+    return "\n".join(lines)
+
+
 def title_lines(text: str, width_in: float, size_pt: float) -> str:
     """``text`` broken into lines between its phrases so that each fits ``width_in`` inches.
 
@@ -177,42 +213,16 @@ def title_lines(text: str, width_in: float, size_pt: float) -> str:
     each line of ``text`` is broken on its own. A phrase wider than ``width_in`` is a
     line of its own (matplotlib's ``wrap`` then breaks it at its spaces).
     """
-    width_pt = width_in * 72
-    lines = []
-    for line in text.split("\n"):
-        phrases = _phrases(line)
-        current = phrases[0]
-        for phrase in phrases[1:]:
-            candidate = f"{current} {phrase}"
-            if _text_width_pt(candidate, size_pt) <= width_pt:
-                current = candidate
-            else:
-                lines.append(current)
-                current = phrase
-        lines.append(current)
-    return "\n".join(lines)
+    return _fill_lines(text, width_in, size_pt, _phrases)
 
 
 def wrap_words(text: str, width_in: float, size_pt: float) -> str:
     """``text`` broken between its words so that each line fits ``width_in`` inches.
 
     For panel titles, which matplotlib never wraps to their panel: a word wider than the
-    width is a line of its own; mathtext without spaces stays whole.
+    width is a line of its own; mathtext stays whole.
     """
-    width_pt = width_in * 72
-    lines = []
-    for line in text.split("\n"):
-        words = line.split(" ")
-        current = words[0]
-        for word in words[1:]:
-            candidate = f"{current} {word}"
-            if current.count("$") % 2 or _text_width_pt(candidate, size_pt) <= width_pt:
-                current = candidate  # never break inside mathtext
-            else:
-                lines.append(current)
-                current = word
-        lines.append(current)
-    return "\n".join(lines)
+    return _fill_lines(text, width_in, size_pt, _words)
 
 
 def fit_panel_titles(fig: Figure, axes: Iterable[Axes], width_in: float) -> None:
