@@ -3,6 +3,8 @@ ss, tc and netstat. No root."""
 
 import json
 
+import numpy as np
+
 from conftest import ROOT
 from tcprepro.emulation import linux
 from tcprepro.network_plan import build_plan
@@ -68,3 +70,65 @@ def test_d3_traces_give_the_flow_its_timeouts_and_netem_losses():
     for sample in samples[flow.src]:
         del sample["netstat"]
     assert "rto_count" not in traces.flow_series(view, samples, 3)[0]
+
+
+def test_samples_read_over_netlink_give_the_series_of_ss_and_tc_text():
+    """The sampler reads sockets and qdiscs over netlink (tcprepro.emulation.netlink) in
+    ss's and tc's notation: the same counters as structures give the same series as
+    the two programs' text."""
+    from tcprepro.emulation import traces
+    from tcprepro.emulation.iperf import flow_ports
+
+    d3 = load_scenario(
+        ROOT / "workflow/scenarios/D3.yaml", ["duration=3s", "warmup=1s", "trace.interval=1s"]
+    )
+    view = traces.View(d3, build_plan(d3, 0), "iperf2")
+    [flow] = view.plan.flows
+    port, cport = flow_ports(0)
+    src = linux.endpoint(view.addressing.host_ip(flow.src), cport)
+    dst = linux.endpoint(view.addressing.host_ip(flow.dst), port)
+    [(index, link)] = [
+        (i, link) for i, link in enumerate(view.plan.links) if link.a_to_b.loss_rate > 0
+    ]
+    dev = view.addressing.interface(index)
+    fields = [
+        {"cwnd": str(10 + k), "rtt": f"{20 + k}.5/1", "data_segs_out": str(100 * k), "mss": "1448"}
+        for k in range(4)
+    ]
+    qdiscs = [
+        [
+            {"kind": "netem", "handle": "1:", "drops": 3 * k, "bytes": 0},
+            {"kind": "htb", "handle": "2:", "bytes": 1000 * k, "packets": k},
+            {"kind": "pfifo", "handle": "3:", "drops": k, "qlen": k, "backlog": 1500 * k},
+        ]
+        for k in range(4)
+    ]
+
+    def text(k):
+        line = " ".join(f"{name}:{value}" for name, value in fields[k].items())
+        return {"ss": f"ESTAB 0 0 {src} {dst}\n\t reno {line}\n"}
+
+    def structured(k):
+        return {"sockets": [["ESTAB", src, dst, "reno", fields[k]]]}
+
+    results = []
+    for form, tc in (
+        (text, lambda q: {"tc": {dev: json.dumps(q)}}),
+        (structured, lambda q: {"qdiscs": {dev: q}}),
+    ):
+        samples = {node: [None] * 4 for node in view.plan.nodes}
+        samples[flow.src] = [{"k": k, "late_s": 0.0, **form(k)} for k in range(4)]
+        samples[link.a] = [{"k": k, "late_s": 0.0, **tc(q)} for k, q in enumerate(qdiscs)]
+        series, facts = traces.flow_series(view, samples, 3)
+        names, links = traces.link_series(view, samples, 3)
+        results.append((series, facts, names, links))
+    (s1, f1, n1, l1), (s2, f2, n2, l2) = results
+    assert s1["cwnd_bytes"][:, 0].tolist() == [14480, 15928, 17376, 18824]
+    assert l1["queue_pkts"][:, n1.index("bottleneck")].tolist() == [0, 1, 2, 3]
+    assert f1["cc"] == f2["cc"] == ["reno"]
+    assert n1 == n2
+    assert (s1.keys(), l1.keys()) == (s2.keys(), l2.keys())
+    for name in s1:
+        np.testing.assert_array_equal(s1[name], s2[name], err_msg=name)
+    for name in l1:
+        np.testing.assert_array_equal(l1[name], l2[name], err_msg=name)

@@ -44,6 +44,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from tcprepro.errors import ConfigError
 from tcprepro.network_plan import PlannedDirection
@@ -74,7 +75,10 @@ __all__ = [
     "parse_netstat",
     "parse_ss",
     "parse_tc_qdiscs",
+    "qdisc_counters",
     "route_metrics",
+    "sample_qdiscs",
+    "sample_sockets",
     "scenario_congestion_controls",
     "sfq_arguments",
 ]
@@ -418,10 +422,16 @@ def route_metrics(tcp: TcpSettings) -> list[str]:
 def parse_tc_qdiscs(text: str) -> dict[str, dict[str, object]]:
     """Read ``tc -s -j qdisc show dev X``: handle (``"3:"``) -> kind and counters."""
     text = text.strip()
-    if not text:
-        return {}
+    return qdisc_counters(json.loads(text)) if text else {}
+
+
+def qdisc_counters(entries: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, object]]:
+    """Qdiscs as ``tc -s -j`` lists them, or the sampler's netlink read of them.
+
+    Handle (``"3:"``) -> kind and counters.
+    """
     out: dict[str, dict[str, object]] = {}
-    for entry in json.loads(text):
+    for entry in entries:
         out[str(entry.get("handle", ""))] = {
             "kind": entry.get("kind"),
             "bytes": int(entry.get("bytes", 0)),
@@ -582,6 +592,25 @@ def in_flight_bytes(sock: SsSocket, mss: float) -> float:
 def endpoint(ip: str, port: int) -> str:
     """``ss``'s spelling of an IPv4 endpoint."""
     return f"{ip}:{port}"
+
+
+def sample_sockets(sample: Mapping[str, Any]) -> list[SsSocket]:
+    """The TCP sockets of a sampler's sample: read over netlink, or ``ss -tinH``'s text."""
+    if "sockets" in sample:
+        return [
+            SsSocket(state, local, peer, cc, dict(fields))
+            for state, local, peer, cc, fields in sample["sockets"]
+        ]
+    return parse_ss(sample.get("ss", ""))
+
+
+def sample_qdiscs(sample: Mapping[str, Any], dev: str) -> dict[str, dict[str, object]] | None:
+    """Interface ``dev``'s qdiscs in a sampler's sample (None when not sampled there)."""
+    if dev in sample.get("qdiscs", {}):
+        return qdisc_counters(sample["qdiscs"][dev])
+    if dev in sample.get("tc", {}):
+        return parse_tc_qdiscs(sample["tc"][dev])
+    return None
 
 
 def find_socket(sockets: Iterable[SsSocket], local: str, peer: str) -> SsSocket | None:

@@ -1,4 +1,4 @@
-"""The sampler process: ``ss``, ``tc`` and ``/proc/net/netstat`` at a fixed interval in a namespace.
+"""The sampler: TCP sockets, qdiscs and ``/proc/net/netstat`` at an interval in a namespace.
 
 This module owns the timing of the emulation's traces. One sampler runs inside
 each network namespace that has something to trace (flow endpoints, or the
@@ -6,11 +6,14 @@ egress interface of a traced link direction). It starts, writes its ``ready``
 file, waits for the ``go`` file (which holds the run's time origin on the
 monotonic clock, shared by every namespace), then takes sample ``k`` at
 ``t0 + k * interval`` for ``k = 0..count``: sample 0 is the baseline every
-counter is measured from. Each sample is one JSON line with the raw text of
-the commands and how late it was taken; :mod:`tcprepro.emulation.traces`
-parses them afterwards, so nothing heavier than two ``fork/exec`` runs per
-sample. A sample that cannot be taken in time is skipped (and counted late),
-never shifted.
+counter is measured from. Each sample is one JSON line with what ``ss -tin`` and
+``tc -s qdisc`` would print, read over netlink in this process
+(:mod:`tcprepro.emulation.netlink`: no ``fork``/``exec`` per sample, which inside
+User-mode Linux cost more guest time than the traffic), and how late it was
+taken; :mod:`tcprepro.emulation.traces` reads them afterwards. ``--commands`` (or
+a kernel without ``sock_diag``) runs the two programs instead and keeps their raw
+text. A sample that cannot be taken in time is skipped (and counted late), never
+shifted.
 
 Only the standard library is imported: the process starts in a fraction of a
 second even inside a TCG virtual machine.
@@ -29,6 +32,8 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
+from tcprepro.emulation import netlink
+
 __all__ = ["exact_timers", "main", "wait_for_go"]
 
 
@@ -38,6 +43,31 @@ def _run_all(commands: dict[str, list[str]]) -> dict[str, str]:
         for name, argv in commands.items()
     }
     return {name: proc.communicate()[0] for name, proc in procs.items()}
+
+
+def _read_netlink(ss: bool, devices: Sequence[str]) -> dict[str, object]:
+    """A sample's sockets and qdiscs over netlink (:mod:`tcprepro.emulation.netlink`)."""
+    sample: dict[str, object] = {}
+    if ss:
+        sample["sockets"] = netlink.tcp_sockets()
+    if devices:
+        sample["qdiscs"] = netlink.qdiscs(list(devices))
+    return sample
+
+
+def _read_commands(ss: bool, devices: Sequence[str]) -> dict[str, object]:
+    """A sample's sockets and qdiscs as the text of ``ss -tinH`` and ``tc -s -j``."""
+    # all commands of a sample run at once (a TCG guest forks slowly)
+    commands = {f"tc:{dev}": ["tc", "-s", "-j", "qdisc", "show", "dev", dev] for dev in devices}
+    if ss:
+        commands["ss"] = ["ss", "-tinH"]
+    outputs = _run_all(commands)
+    sample: dict[str, object] = {}
+    if ss:
+        sample["ss"] = outputs["ss"]
+    if devices:
+        sample["tc"] = {dev: outputs[f"tc:{dev}"] for dev in devices}
+    return sample
 
 
 def _netstat() -> str:
@@ -123,11 +153,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--count", type=int, required=True)
     parser.add_argument("--ss", action="store_true", help="sample TCP sockets")
     parser.add_argument("--tc", nargs="*", default=[], help="interfaces whose qdiscs to sample")
+    parser.add_argument(
+        "--commands", action="store_true", help="run ss and tc for each sample instead of netlink"
+    )
     args = parser.parse_args(argv)
 
     with open(args.ready, "w") as handle:
         handle.write(f"{os.getpid()}\n")
     t0 = wait_for_go(args.go)
+    use_netlink = not args.commands
     k = 0
     with open(args.out, "w") as out:
         while k <= args.count:
@@ -137,18 +171,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 time.sleep(delay)
             taken = time.monotonic()
             sample: dict[str, object] = {"k": k, "late_s": round(taken - deadline, 6)}
-            # all commands of a sample run at once (a TCG guest forks slowly)
-            commands = {
-                f"tc:{dev}": ["tc", "-s", "-j", "qdisc", "show", "dev", dev] for dev in args.tc
-            }
+            if use_netlink:
+                try:
+                    sample.update(_read_netlink(args.ss, args.tc))
+                except OSError as exc:  # a kernel without sock_diag: ss and tc from now on
+                    print(f"netlink unavailable ({exc}); running ss and tc", file=sys.stderr)
+                    use_netlink = False
+            if not use_netlink:
+                sample.update(_read_commands(args.ss, args.tc))
             if args.ss:
-                commands["ss"] = ["ss", "-tinH"]
-            outputs = _run_all(commands)
-            if args.ss:
-                sample["ss"] = outputs["ss"]
                 sample["netstat"] = _netstat()
-            if args.tc:
-                sample["tc"] = {dev: outputs[f"tc:{dev}"] for dev in args.tc}
             out.write(json.dumps(sample) + "\n")
             # the next sample; those whose time passed by over half an interval are skipped
             k += 1

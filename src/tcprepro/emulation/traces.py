@@ -131,7 +131,7 @@ def flow_series(
                 if senders.count(flow.src) == 1:
                     tcp_ext = linux.parse_netstat(sample["netstat"]).get("TcpExt", {})
                     timeouts[k, index] = tcp_ext.get("TCPTimeouts", math.nan)
-            sock = linux.find_socket(linux.parse_ss(sample.get("ss", "")), src_ep, dst_ep)
+            sock = linux.find_socket(linux.sample_sockets(sample), src_ep, dst_ep)
             if sock is None:
                 continue
             if sock.state == "ESTAB":
@@ -149,7 +149,7 @@ def flow_series(
         for k, sample in enumerate(samples[flow.dst]):
             if sample is None:
                 continue
-            sock = linux.find_socket(linux.parse_ss(sample.get("ss", "")), dst_ep, src_ep)
+            sock = linux.find_socket(linux.sample_sockets(sample), dst_ep, src_ep)
             if sock is not None:
                 rx[k, index] = max(0.0, sock.number("bytes_received", 0.0) - cookies[index])
     # cumulative counters hold their last value once a socket is gone (and are 0 before)
@@ -218,9 +218,9 @@ def link_series(
             sent = np.full(count + 1, np.nan)
             netem_drops = np.full(count + 1, np.nan)
             for k, sample in enumerate(samples[node]):
-                if sample is None or dev not in sample.get("tc", {}):
+                qdiscs = None if sample is None else linux.sample_qdiscs(sample, dev)
+                if qdiscs is None:
                     continue
-                qdiscs = linux.parse_tc_qdiscs(sample["tc"][dev])
                 netem = qdiscs.get("1:")
                 leaf, shaper = qdiscs.get("3:"), qdiscs.get("2:")
                 if netem is not None and netem["kind"] == "netem":
