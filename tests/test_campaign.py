@@ -8,7 +8,7 @@ import yaml
 
 from conftest import ROOT
 from tcprepro.campaign import WorkflowConfig, estimate_wall_s, validate_workflow_config
-from tcprepro.campaign.plan import _flow_bound_packets
+from tcprepro.campaign.cost import _flow_bound_packets
 from tcprepro.errors import ConfigError
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -194,6 +194,40 @@ def test_the_budget_carries_the_measured_rate_of_each_study(config_data):
     a = next(b for b in budgets if b.study == "A")
     rate = MEASURED_QUICK["A"].mib / MEASURED_QUICK["A"].simulated_s
     assert a.gib == pytest.approx(a.simulated_s * rate / 1024)
+
+
+def test_each_emulated_figure_is_calibrated_on_its_measured_uml_sample(config_data):
+    """The UML route's cost per figure: every emulated figure of the quick tier has a
+    measured sample of that tier's runs (a changed quick cell list needs a new sample:
+    `make bench`), and on that sample the calibrated estimate is the measured wall time."""
+    from tcprepro.campaign.plan import (
+        UML_BOOT_WALL_S,
+        UML_MEASURED_QUICK,
+        emulate_job_s,
+        uml_calibrations,
+        uml_run_wall_s,
+        uml_sample_runs,
+    )
+
+    config = WorkflowConfig(config_data)
+    emulated = [f for f in config.simulated_figures if config.runs(f, "quick", "mininet")]
+    assert sorted(UML_MEASURED_QUICK) == sorted(emulated)
+    calibration = uml_calibrations(config)
+    for figure, (runs, wall_s) in UML_MEASURED_QUICK.items():
+        sample = uml_sample_runs(config, figure)
+        assert len(sample) == runs, figure
+        model = sum(uml_run_wall_s(run.scenario()) for run in sample)
+        assert calibration[figure] == pytest.approx(wall_s / model), figure
+        assert emulate_job_s(sample, "uml", calibration) == pytest.approx(
+            UML_BOOT_WALL_S + wall_s
+        ), figure
+    # a figure whose quick cells changed since its sample keeps the model alone
+    changed = dict(config_data)
+    changed["figures"] = dict(config_data["figures"])
+    x14 = dict(changed["figures"]["X14"])
+    x14["tiers"] = {**x14["tiers"], "quick": {**x14["tiers"]["quick"], "repetitions": 3}}
+    changed["figures"]["X14"] = x14
+    assert uml_calibrations(WorkflowConfig(changed))["X14"] is None
 
 
 def test_the_wall_time_shrinks_with_cores_down_to_the_longest_run(config_data):

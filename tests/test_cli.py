@@ -86,14 +86,14 @@ def test_plan_estimates_uml_runs_from_the_wall_time_ratio(monkeypatch):
     rate, adds the set-up of each node of the run's network, and shares the runs among
     one boot per core."""
     from tcprepro.campaign import load_workflow_config
-    from tcprepro.campaign.plan import (
+    from tcprepro.campaign.cost import (
         UML_BOOT_WALL_S,
         UML_SETUP_WALL_S_PER_NODE,
         UML_WALL_TIME_RATIO,
-        _uml_run_wall_s,
-        estimate_emulated_wall_s,
         uml_ratio,
+        uml_run_wall_s,
     )
+    from tcprepro.campaign.plan import estimate_emulated_wall_s
     from tcprepro.emulation.topo import with_relays
     from tcprepro.network_plan import build_plan
 
@@ -119,7 +119,7 @@ def test_plan_estimates_uml_runs_from_the_wall_time_ratio(monkeypatch):
         for run in lossy
     ]
     assert min(setup) >= 4 * UML_SETUP_WALL_S_PER_NODE  # 2 hosts, 2 routers at least
-    costs = {tuple(dict(run.sweep).values()): _uml_run_wall_s(run.scenario()) for run in lossy}
+    costs = {tuple(dict(run.sweep).values()): uml_run_wall_s(run.scenario()) for run in lossy}
     for (delay, loss, *rest), cost in costs.items():
         assert cost > min(setup) + 2.0 / uml_ratio(1e9)  # the set-up and the probe at least
         if loss != "0.1":  # the more losses, the fewer packets and the cheaper the run
@@ -127,18 +127,18 @@ def test_plan_estimates_uml_runs_from_the_wall_time_ratio(monkeypatch):
     assert costs[("10ms", "0.0001", True, 1)] > 1.5 * costs[("10ms", "0.1", True, 1)]
     # each node of the network (relays included) costs its set-up: B5.10's twin (sfq, a
     # background source, 12 nodes) more than X14's dumbbell
-    from tcprepro.campaign import plan
+    from tcprepro.campaign import cost as cost_model
 
     nodes = {}
     with_setup = {}
     for figure in ("X6", "X14"):
         scenario = config.runs(figure, "smoke", "mininet")[0].scenario()
         nodes[figure] = len(with_relays(build_plan(scenario, 0)).nodes)
-        with_setup[figure] = (scenario, _uml_run_wall_s(scenario))
+        with_setup[figure] = (scenario, uml_run_wall_s(scenario))
     assert nodes["X6"] > nodes["X14"] >= 4
-    monkeypatch.setattr(plan, "UML_SETUP_WALL_S_PER_NODE", 0.0)
+    monkeypatch.setattr(cost_model, "UML_SETUP_WALL_S_PER_NODE", 0.0)
     for figure, (scenario, cost) in with_setup.items():
-        without = _uml_run_wall_s(scenario)
+        without = uml_run_wall_s(scenario)
         assert cost - without == pytest.approx(UML_SETUP_WALL_S_PER_NODE * nodes[figure])
     real_time = estimate_emulated_wall_s(runs, "vm", cores=2)
     assert real_time == pytest.approx(len(runs) * (2.0 + 30.0))
@@ -147,7 +147,7 @@ def test_plan_estimates_uml_runs_from_the_wall_time_ratio(monkeypatch):
     assert "X3: plus up to 20 emulated runs on the UML route (virtual clock, one boot)" in (
         result.stdout
     )
-    assert "X6: plus up to 16 emulated runs on the UML route (virtual clock, one boot)" in (
+    assert "X6: plus up to 8 emulated runs on the UML route (virtual clock, one boot)" in (
         result.stdout
     )
 
@@ -163,14 +163,15 @@ def test_plan_totals_the_emulated_half_beside_the_simulations():
     """With a virtual-clock route the plan gives the emulated figures' time alone (one boot
     a figure, figures side by side) and the build's with the simulations sharing the cores
     longest job first: more than either half, less than one after the other."""
-    from tcprepro.campaign.plan import build_wall_s, emulate_job_s, makespan_s
+    from tcprepro.campaign.plan import build_wall_s, emulate_job_s, makespan_s, uml_calibrations
 
     result = tcprepro("plan", "--tier", "smoke", "--route", "uml", "--workdir", "/nonexistent")
     assert result.returncode == 0, result.stderr
     config = load_workflow_config(ROOT / "workflow/config.yaml")
     emulated = {f: config.runs(f, "smoke", "mininet") for f in config.simulated_figures}
     emulated = {f: runs for f, runs in emulated.items() if runs}
-    alone = makespan_s([emulate_job_s(runs, "uml") for runs in emulated.values()], 2)
+    calibration = uml_calibrations(config)  # each figure's, measured on its quick sample
+    alone = makespan_s([emulate_job_s(r, "uml", calibration) for r in emulated.values()], 2)
     runs = sum(len(r) for r in emulated.values())
     found = re.search(
         r"emulated: up to (\d+) runs on the UML route, about (\d+) min alone on 2 core\(s\) "

@@ -241,3 +241,25 @@ def test_an_emulated_figure_runs_beside_the_simulations_of_its_build(tmp_path):
     beside = [s for s in simulate if emulate["start"] <= s["start"] and s["end"] < emulate["end"]]
     assert beside, "no simulate job ran while the emulation did"
     assert (workdir / "paper/figures/D1.1.pdf").stat().st_size > 0
+
+
+def test_the_uml_sample_times_each_figures_runs_beside_the_plans_estimate():
+    """make bench's emulation section: X14's smoke run emulated on the UML route, its
+    wall time (set-up, probe, traffic, dataset) from its dataset beside the plan's
+    estimate of it, and the report's row."""
+    uml_or_skip()
+    from tcprepro import bench
+    from tcprepro.bench_workflow import uml_sample
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.plan import uml_run_wall_s
+
+    sample = uml_sample(stride=1, tier="smoke", figures=("X14",), progress=lambda _: None)
+    [run] = load_workflow_config(ROOT / "workflow/config.yaml").runs("X14", "smoke", "mininet")
+    row = sample["figures"]["X14"]
+    assert row["runs"] == 1
+    assert row["guest_s"] == run.scenario().duration
+    assert row["wall_s"] > row["traffic_s"] > 0
+    assert row["plan_s"] == pytest.approx(uml_run_wall_s(run.scenario()))
+    assert sample["wall_s"] > row["wall_s"]  # the boot besides the run
+    text = "\n".join(bench._uml_section({"uml": sample}))
+    assert f"| X14 | 1 | {row['guest_s']:.0f} | {row['wall_s']:.0f} |" in text

@@ -48,8 +48,10 @@ from tcprepro.bench_workflow import (
     plan_check,
     recorded_workflow,
     stage_times,
+    uml_sample,
     workflow,
 )
+from tcprepro.errors import CapabilityError
 from tcprepro.ns3 import build
 from tcprepro.scenario import Scenario
 from tcprepro.scenario_io import load_scenario
@@ -303,6 +305,7 @@ def report(results: dict[str, Any]) -> str:
     lines += _storage_section(results)
     lines += _workflow_section(results)
     lines += _calibration_section(results)
+    lines += _uml_section(results)
     lines += _plan_section(results)
     lines += _recorded_section(results)
     lines.append("")
@@ -521,6 +524,47 @@ def _calibration_section(results: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _uml_section(results: dict[str, Any]) -> list[str]:
+    """The emulation's cost per figure on the UML route (:func:`uml_sample`)."""
+    sample = results.get("uml")
+    if not sample:
+        return []
+    lines = [
+        "",
+        "## The emulation's cost per figure (UML route)",
+        "",
+        f"Every {sample['stride']}th {sample['tier']}-tier emulated run of each figure, in "
+        f"{sample['cores']} boots side by side ({sample['wall_s']:.0f} s). *Wall s* sums the "
+        "runs' own wall time (set-up, probe, traffic, teardown, dataset; the boots apart), "
+        "*traffic s* its traffic stage; *plan s* is `tcprepro plan`'s estimate of the same "
+        "runs (`tcprepro.campaign.plan.uml_run_wall_s`).",
+        "",
+        _row("figure", "runs", "guest s", "wall s", "traffic s", "plan s", "plan / wall"),
+        _row(*["---"] * 7),
+    ]
+    total = {"wall_s": 0.0, "plan_s": 0.0}
+    for figure, row in sample["figures"].items():
+        total["wall_s"] += row["wall_s"]
+        total["plan_s"] += row["plan_s"]
+        lines.append(
+            _row(
+                figure,
+                row["runs"],
+                f"{row['guest_s']:.0f}",
+                f"{row['wall_s']:.0f}",
+                f"{row['traffic_s']:.0f}",
+                f"{row['plan_s']:.0f}",
+                f"{row['plan_s'] / row['wall_s']:.2f}",
+            )
+        )
+    lines += [
+        "",
+        f"All: {total['wall_s']:.0f} s measured, {total['plan_s']:.0f} s planned "
+        f"({total['plan_s'] / total['wall_s']:.2f}).",
+    ]
+    return lines
+
+
 def _plan_section(results: dict[str, Any]) -> list[str]:
     """The plan's estimate of a small build against the build (:func:`plan_check`)."""
     check = results.get("plan_check")
@@ -653,6 +697,10 @@ def run_all(
         results["workflow"].append(workflow(profile))
     if not quick:
         results["calibration"] = calibration_sample(progress=progress)
+        try:
+            results["uml"] = uml_sample(progress=progress)
+        except CapabilityError as exc:  # no UML route on this host: no emulation sample
+            progress(f"UML sample skipped: {exc}")
         progress(f"plan check: {' and '.join(PLAN_CHECK[0])}, tier {PLAN_CHECK[1]}")
         results["plan_check"] = plan_check()
     if recorded is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ __all__ = [
     "plan_check",
     "recorded_workflow",
     "stage_times",
+    "uml_sample",
     "workflow",
 ]
 
@@ -185,6 +187,71 @@ def calibration_sample(
         "studies": studies,
         "processes": processes,
     }
+
+
+def uml_sample(
+    stride: int | None = None,
+    root: Path | None = None,
+    progress: Any = print,
+    tier: str = "quick",
+    figures: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """Emulate every ``stride``-th run of each emulated figure on the UML route and time it.
+
+    ``figures``: those emulated figures only (default: every one).
+
+    The runs go through one batch (:func:`tcprepro.emulation.runner.emulate_batch`) of
+    one boot per core side by side, as the workflow's emulate jobs share the cores, in
+    a temporary folder. Per figure: the runs, their guest seconds, their measured wall
+    seconds (the datasets' ``wall_time_s``: set-up, probe, traffic, teardown, dataset),
+    the traffic stage's share of it, and the plan's estimate of the same runs
+    (:func:`tcprepro.campaign.plan.uml_run_wall_s`, without the boot).
+    """
+    import io
+
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.emulated import figure_tool
+    from tcprepro.campaign.plan import UML_SAMPLE_STRIDE, uml_run_wall_s, uml_sample_runs
+    from tcprepro.emulation.runner import EmulationJob, emulate_batch
+    from tcprepro.store import open_dataset
+
+    root = root or BENCH_DIR.parent
+    stride = stride or UML_SAMPLE_STRIDE
+    cores = os.cpu_count() or 1
+    config = load_workflow_config(root / "workflow/config.yaml", {"emulation": "include"})
+    sample = {  # the plan's calibration sample (the UML kernel offers every twin's variants)
+        figure: uml_sample_runs(config, figure, stride, tier)
+        for figure in figures or config.simulated_figures
+        if config.runs(figure, tier, "mininet")
+    }
+    figures: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        jobs = [
+            EmulationJob(
+                run.scenario(), run.rep, Path(tmp) / run.path, run.attrs(), figure_tool(config, f)
+            )
+            for f, runs in sample.items()
+            for run in runs
+        ]
+        progress(f"UML sample: {len(jobs)} {tier}-tier emulated runs, {cores} boots")
+        started = time.perf_counter()
+        results = emulate_batch(jobs, "uml", log=io.StringIO(), parallel=cores)
+        wall = time.perf_counter() - started
+        failed = [r for r in results if not r.ok]
+        if failed:
+            raise RuntimeError(f"UML sample: {len(failed)} run(s) failed")
+        for figure, runs in sample.items():
+            row = figures.setdefault(
+                figure, {"runs": 0, "guest_s": 0.0, "wall_s": 0.0, "traffic_s": 0.0, "plan_s": 0.0}
+            )
+            for run in runs:
+                with open_dataset(Path(tmp) / run.path) as ds:
+                    row["wall_s"] += float(ds.attrs["wall_time_s"])
+                    row["traffic_s"] += float(ds.attrs.get("stage_traffic_wall_s", math.nan))
+                row["runs"] += 1
+                row["guest_s"] += run.scenario().duration
+                row["plan_s"] += uml_run_wall_s(run.scenario())
+    return {"stride": stride, "tier": tier, "cores": cores, "wall_s": wall, "figures": figures}
 
 
 #: the figures and tier of the plan check: two studies' figures, a few minutes on 2 cores

@@ -13,7 +13,12 @@ skip_iri_grammars()  # before validate() imports jsonschema: seconds per Snakema
 from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
-from tcprepro.campaign.plan import calibrations, emulate_job_s, simulate_job_s
+from tcprepro.campaign.plan import (
+    calibrations,
+    emulate_job_s,
+    simulate_job_s,
+    uml_calibrations,
+)
 from tcprepro.campaign.batches import manifest_dir
 from tcprepro.campaign.notebooks import notebook_runs, rule_name as notebook_rule
 from tcprepro.campaign.bundle import RECORD as BUNDLE_RECORD
@@ -194,6 +199,7 @@ def plan_cores():
 # longest start first and both halves share the cores from the build's start
 # (tcprepro.campaign.plan.build_wall_s is the makespan tcprepro plan announces).
 _CALIBRATION = {}
+_UML_CALIBRATION = {}
 
 
 def simulate_priority(wildcards):
@@ -206,8 +212,10 @@ def simulate_priority(wildcards):
 
 def emulate_priority(wildcards):
     """An emulated figure's job's estimated seconds (one boot, its runs in turn)."""
+    if not _UML_CALIBRATION:  # once, and only when a job is to run
+        _UML_CALIBRATION.update(uml_calibrations(WORKFLOW))
     runs = emulated_runs(WORKFLOW, wildcards.figure, TIER, EMULATION.route)
-    return round(emulate_job_s(runs, EMULATION.route))
+    return round(emulate_job_s(runs, EMULATION.route, _UML_CALIBRATION))
 
 
 onstart:

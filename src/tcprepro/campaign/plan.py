@@ -9,8 +9,9 @@ on the native and VM routes run in real time: their duration plus set-up and
 probes. On the UML route (virtual clock) a run's wall time follows the measured
 wall-time ratio (guest seconds per wall second): its probe's at the bottleneck rate,
 its traffic's at the rate its flows can carry (window-, loss- and size-limited flows
-carry fewer packets than the link), plus the cost of its samplers
-(:func:`estimate_emulated_wall_s`).
+carry fewer packets than the link), plus the cost of its samplers, times its figure's
+calibration on a measured sample of its quick-tier runs (:func:`estimate_emulated_wall_s`,
+:func:`uml_calibrations`).
 
 A build's jobs share its cores: a simulate batch job and an emulated figure's job (one
 UML boot, its runs one after the other) each take one core, longest first (the
@@ -21,20 +22,22 @@ workflow's job priorities are these estimates, :func:`simulate_job_s` and
 from __future__ import annotations
 
 import heapq
-import itertools
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from tcprepro.campaign.batches import Batch
 from tcprepro.campaign.config import WorkflowConfig
-from tcprepro.campaign.cost import _flow_bound_packets, estimate_wall_s
+from tcprepro.campaign.cost import (  # the UML route's run model lives with ns-3's
+    REAL_TIME_SETUP_S,
+    UML_BOOT_WALL_S,
+    estimate_wall_s,
+    uml_ratio,
+    uml_run_wall_s,
+)
 from tcprepro.campaign.runs import Run, cell_name, is_cached
 from tcprepro.emulation.routes import VM, Route, get_route
 from tcprepro.errors import ConfigError
-from tcprepro.network_plan import build_plan
-from tcprepro.scenario import Scenario
 
 __all__ = [
     "CLUSTER_CORES",
@@ -59,88 +62,27 @@ __all__ = [
     "simulate_job_s",
     "study_budgets",
     "tier_cost",
+    "twin_claims",
+    "uml_calibrations",
     "uml_ratio",
+    "uml_run_wall_s",
+    "uml_sample_runs",
 ]
 
-#: UML route: guest seconds per wall second of a run's traffic by the rate it carries,
-#: interpolated in log-log. Fitted with the constants below to the wall time of the
-#: smoke cells of every twin and the quick cells of X9, X10, X12, X13, X14 and X4, each
-#: with its own set-up (tcprepro.emulation.topo: one ip and one tc batch an interface),
-#: on the 2-core machine with two boots side by side and nothing else running
-#: (``stage_*`` of each dataset). ``tcprepro plan``'s estimate stands for such a host: a
-#: run on a loaded one takes longer.
-UML_WALL_TIME_RATIO = ((10e6, 3.2), (50e6, 0.6), (1e9, 0.55))
-#: the sampling interval the ratios include; the wall seconds each further sample of one
-#: namespace costs (it forks ss and tc)
-UML_RATIO_INTERVAL_S = 0.5
-UML_SAMPLE_WALL_S = 0.1
-#: the network's set-up per node, relays included: its ip, tc, ethtool and sysctl
-#: commands, about 0.15 s of host time each in UML (measured: 1.5-2.0 s a node)
-UML_SETUP_WALL_S_PER_NODE = 1.75
-#: reading the samples and queues back, the teardown and the dataset, per run
-UML_RUN_OTHER_WALL_S = 1.5
-#: wall seconds of one UML boot, the guest program's imports and the job around them
-#: (once per boot)
-UML_BOOT_WALL_S = 20.0
-#: the fidelity probe's guest seconds per run (tcprepro.emulation.runner's default)
-PROBE_S = 2.0
-#: real-time routes (native, VM): set-up and probes per run, on top of its duration
-REAL_TIME_SETUP_S = 30.0
 
-
-def uml_ratio(rate_bps: float) -> float:
-    """Measured wall-time ratio of the UML route at ``rate_bps`` (guest s per wall s)."""
-    points = [(math.log(r), math.log(v)) for r, v in UML_WALL_TIME_RATIO]
-    x = math.log(max(rate_bps, 1.0))
-    if x <= points[0][0]:
-        return UML_WALL_TIME_RATIO[0][1]
-    for (x0, y0), (x1, y1) in itertools.pairwise(points):
-        if x <= x1:
-            return math.exp(y0 + (y1 - y0) * (x - x0) / (x1 - x0))
-    return UML_WALL_TIME_RATIO[-1][1]
-
-
-def _uml_run_wall_s(scenario: Scenario) -> float:
-    """Wall seconds of one run on the UML route (see :data:`UML_WALL_TIME_RATIO`)."""
-    from tcprepro.emulation.topo import with_relays
-
-    plan = build_plan(scenario, 0)
-    rates = [d.rate_bps for d in plan.traced.values()] or [
-        max(link.a_to_b.rate_bps, link.b_to_a.rate_bps) for link in plan.links
-    ]
-    # the probe fills the link; the flows carry what they can send (window-, loss- or
-    # size-limited flows fewer packets, and UML's cost is per packet)
-    link_bps = max(rates)
-    packets = _flow_bound_packets(scenario)
-    per_data_pkt = 1.0 + 1.0 / scenario.tcp.delayed_ack_count
-    flows_bps = packets / per_data_pkt * 8.0 * scenario.tcp.packet_bytes / scenario.duration
-    traffic_bps = min(link_bps, flows_bps)
-    wall = (
-        UML_SETUP_WALL_S_PER_NODE * len(with_relays(plan).nodes)
-        + UML_RUN_OTHER_WALL_S
-        + PROBE_S / uml_ratio(link_bps)
-        + scenario.duration / uml_ratio(traffic_bps)
-    )
-    # samplers: one per namespace holding a flow's end or a traced queue
-    sampled = {h for flow in plan.flows for h in (flow.src, flow.dst)}
-    sampled |= {
-        node
-        for link in plan.links
-        for node, direction in ((link.a, link.a_to_b), (link.b, link.b_to_a))
-        if direction.trace_name
-    }
-    interval = float(scenario.trace.interval)
-    extra = scenario.duration * (1.0 / interval - 1.0 / UML_RATIO_INTERVAL_S)
-    return wall + max(0.0, extra) * len(sampled) * UML_SAMPLE_WALL_S
-
-
-def estimate_emulated_wall_s(runs: Iterable[Run], route: str | Route, cores: int = 1) -> float:
+def estimate_emulated_wall_s(
+    runs: Iterable[Run],
+    route: str | Route,
+    cores: int = 1,
+    calibration: Mapping[str, float | None] | None = None,
+) -> float:
     """Estimated wall time of emulating ``runs`` on ``route`` (a route or its name).
 
     A route in real time (native, VM) runs them one after the other: each run's
     duration plus :data:`REAL_TIME_SETUP_S`. The virtual-clock route (UML) runs in
     virtual time: each run costs its guest seconds over the measured wall-time ratio at
-    its bottleneck rate (:func:`uml_ratio`), its samplers and a fixed set-up, and the
+    its bottleneck rate (:func:`uml_ratio`), its samplers and a fixed set-up, times its
+    figure's ``calibration`` (:func:`uml_calibrations`; none: the model alone), and the
     runs are shared among the route's boots side by side for ``cores`` (each paying
     :data:`UML_BOOT_WALL_S` once).
     """
@@ -152,7 +94,9 @@ def estimate_emulated_wall_s(runs: Iterable[Run], route: str | Route, cores: int
         return sum(run.scenario().duration + REAL_TIME_SETUP_S for run in runs)
     boots = route.boots(len(runs), cores)
     loads = [0.0] * boots
-    for cost in sorted((_uml_run_wall_s(run.scenario()) for run in runs), reverse=True):
+    calibration = calibration or {}
+    costs = (uml_run_wall_s(run.scenario()) * (calibration.get(run.figure) or 1.0) for run in runs)
+    for cost in sorted(costs, reverse=True):
         loads[loads.index(min(loads))] += cost  # longest first onto the least loaded boot
     return UML_BOOT_WALL_S + max(loads)
 
@@ -186,7 +130,9 @@ def plan_report(
     todo_all: list[Run] = []
     simulated_s = 0.0
     covered = claim_coverage(config, tier) if tier != "verify" else {}
+    judged = twin_claims()
     calibration = calibrations(config)
+    uml_calibration = uml_calibrations(config)
     for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
         wanted = config.cells(figure, tier)
@@ -215,14 +161,22 @@ def plan_report(
         if emulated and route is not None and route.virtual_clock:
             lines.append(
                 f"  {figure}: plus up to {len(emulated)} emulated runs on the {route.title} "
-                f"(virtual clock, one boot), about {emulate_job_s(emulated, route) / 60:.0f} "
-                "min when none is cached (measured wall-time ratios)"
+                f"(virtual clock, one boot), about "
+                f"{emulate_job_s(emulated, route, uml_calibration) / 60:.0f} min when none is "
+                "cached" + ("" if uml_calibration.get(figure) else " (not calibrated)")
             )
         elif emulated:
             lines.append(
                 f"  {figure}: plus up to {len(emulated)} emulated runs in real time, about "
                 f"{estimate_emulated_wall_s(emulated, route or VM) / 60:.0f} min when none is "
                 "cached (if the build includes emulation)"
+            )
+        if emulated:
+            twice = judged.get(figure)
+            lines.append(
+                f"  {figure}: its emulated runs cross-check {len(config.cells(figure, tier))} "
+                "cells against ns-3"
+                + (f" and judge {', '.join(twice)} a second time, on Linux" if twice else "")
             )
         if coverage := covered.get(figure):
             lines.append(
@@ -251,12 +205,17 @@ def plan_report(
     return "\n".join(lines)
 
 
-def emulate_job_s(runs: Iterable[Run], route: str | Route = "uml") -> float:
+def emulate_job_s(
+    runs: Iterable[Run],
+    route: str | Route = "uml",
+    calibration: Mapping[str, float | None] | None = None,
+) -> float:
     """Wall seconds of an emulated figure's job: one boot runs its runs one after the other.
 
     On a real-time route too (one such job at a time: the host's kernel or cores are shared).
+    ``calibration``: per figure, as :func:`uml_calibrations` gives it.
     """
-    return estimate_emulated_wall_s(runs, route, cores=1)
+    return estimate_emulated_wall_s(runs, route, cores=1, calibration=calibration)
 
 
 def simulate_job_s(
@@ -282,11 +241,12 @@ def _emulated_jobs(
     The twins and D1.1, or the emulated runs of ``figures``.
     """
     runs, jobs = 0, []
+    calibration = uml_calibrations(config)
     for figure in config.simulated_figures if figures is None else figures:
         emulated = config.runs(figure, tier, "mininet")
         if emulated:
             runs += len(emulated)
-            jobs.append(emulate_job_s(emulated, route))
+            jobs.append(emulate_job_s(emulated, route, calibration))
     return runs, jobs
 
 
@@ -330,6 +290,17 @@ def build_wall_s(
     if route is not None and get_route(route).virtual_clock:
         jobs += _emulated_jobs(config, tier, route, twins)[1]
     return makespan_s(jobs, cores) if jobs else 0.0
+
+
+def twin_claims() -> dict[str, list[str]]:
+    """Per emulated figure, the claims it judges a second time on Linux (the registry's twins)."""
+    from tcprepro.claims import load_registry
+
+    out: dict[str, list[str]] = {}
+    for claim in load_registry():
+        if claim.twin is not None:
+            out.setdefault(claim.twin[0], []).append(claim.id)
+    return out
 
 
 def claim_coverage(config: WorkflowConfig, tier: str) -> dict[str, list[tuple[str, int, int]]]:
@@ -386,15 +357,39 @@ class StudyMeasurement:
 
 #: the calibration sample: every CALIBRATION_STRIDE-th quick-tier run of each figure
 #: (:func:`calibration_runs`), which `tcprepro bench` simulates (:data:`MEASURED_QUICK`)
-CALIBRATION_STRIDE = 6
+CALIBRATION_STRIDE = 7
 #: the calibration sample simulated by two batch processes side by side on the idle 2-core
 #: machine, as `tcprepro bench` measures it (its section "The simulation's cost per study",
 #: :func:`tcprepro.bench_workflow.calibration_sample`)
 MEASURED_QUICK = {
-    "A": StudyMeasurement(28, 13600.0, 152.8, 7.27),
-    "B": StudyMeasurement(30, 1100.0, 221.8, 4.25),
-    "C": StudyMeasurement(13, 1120.0, 215.1, 2.72),
-    "D": StudyMeasurement(18, 859.0, 81.9, 2.14),
+    "A": StudyMeasurement(24, 11600.0, 157.8, 6.43),
+    "B": StudyMeasurement(27, 980.0, 244.0, 3.89),
+    "C": StudyMeasurement(13, 1120.0, 213.6, 2.71),
+    "D": StudyMeasurement(15, 712.0, 56.0, 1.78),
+}
+#: the UML sample: every UML_SAMPLE_STRIDE-th quick-tier emulated run of each figure
+#: (:func:`uml_sample_runs`), which `tcprepro bench` emulates (:data:`UML_MEASURED_QUICK`)
+UML_SAMPLE_STRIDE = 4
+#: per emulated figure, its UML sample's runs and their wall seconds (each run's own:
+#: set-up, probe, traffic, teardown, dataset; the boot apart), two boots side by side on
+#: the idle 2-core machine, as `tcprepro bench` measures them (its section "The
+#: emulation's cost per figure", :func:`tcprepro.bench_workflow.uml_sample`)
+UML_MEASURED_QUICK: dict[str, tuple[int, float]] = {
+    "X1": (5, 81.8),
+    "D1.1": (2, 21.5),
+    "X3": (5, 130.7),
+    "X4": (4, 103.8),
+    "X11": (3, 72.6),
+    "X12": (2, 68.9),
+    "X6": (2, 178.9),
+    "X13": (2, 77.6),
+    "X14": (1, 56.7),
+    "X10": (1, 57.1),
+    "X7": (1, 125.2),
+    "X2": (2, 211.1),
+    "X5": (3, 78.3),
+    "X8": (2, 102.7),
+    "X9": (2, 96.7),
 }
 #: what a cluster job costs besides its run's own event loop and writing: starting
 #: Snakemake in the job and the tcprepro process. Measured on the one-node test cluster
@@ -461,6 +456,32 @@ def calibrations(
             quick = calibration_runs(config, study)
             if len(quick) == measured.runs:
                 out[study] = measured.wall_s / estimate_wall_s(quick)
+    return out
+
+
+def uml_sample_runs(
+    config: WorkflowConfig, figure: str, stride: int = UML_SAMPLE_STRIDE, tier: str = "quick"
+) -> list[Run]:
+    """The UML sample of a figure: every ``stride``-th of its emulated runs in ``tier``."""
+    return config.runs(figure, tier, "mininet")[::stride]
+
+
+def uml_calibrations(config: WorkflowConfig) -> dict[str, float | None]:
+    """Per emulated figure, its UML sample's measured wall time over the model's estimate.
+
+    None for a figure not measured (:data:`UML_MEASURED_QUICK`) or whose quick tier no
+    longer has the measured number of sample runs: its runs keep the model alone. The
+    model (:func:`uml_run_wall_s`) follows rates, durations, nodes and samplers; what it
+    leaves out (a figure's web transfers or background processes, how much of the link
+    its flows fill in Linux) the figure's calibration carries to its other cells and tiers.
+    """
+    out: dict[str, float | None] = {}
+    for figure in config.simulated_figures:
+        measured = UML_MEASURED_QUICK.get(figure)
+        sample = uml_sample_runs(config, figure) if measured else []
+        out[figure] = None
+        if measured and sample and len(sample) == measured[0]:
+            out[figure] = measured[1] / sum(uml_run_wall_s(run.scenario()) for run in sample)
     return out
 
 
