@@ -12,10 +12,8 @@ from tcprepro.scenario_io import load_scenario
 from test_emulation_linux import NETSTAT
 
 
-def test_d3_traces_give_the_flow_its_timeouts_and_netem_losses():
-    """One transfer on D3's lossy path: its random losses are netem's drops on the
-    bottleneck (the only lossy direction, no other flow), its RTO expiries the sender
-    namespace's TcpExt TCPTimeouts, both counted from sample 0."""
+def _d3_transfer():
+    """D3's one transfer (3 s, sampled every 1 s): the run's view, the flow, its two ends."""
     from tcprepro.emulation import traces
     from tcprepro.emulation.iperf import flow_ports
 
@@ -27,6 +25,16 @@ def test_d3_traces_give_the_flow_its_timeouts_and_netem_losses():
     port, cport = flow_ports(0)
     src = linux.endpoint(view.addressing.host_ip(flow.src), cport)
     dst = linux.endpoint(view.addressing.host_ip(flow.dst), port)
+    return view, flow, src, dst
+
+
+def test_d3_traces_give_the_flow_its_timeouts_and_netem_losses():
+    """One transfer on D3's lossy path: its random losses are netem's drops on the
+    bottleneck (the only lossy direction, no other flow), its RTO expiries the sender
+    namespace's TcpExt TCPTimeouts, both counted from sample 0."""
+    from tcprepro.emulation import traces
+
+    view, flow, src, dst = _d3_transfer()
     ss = f"ESTAB 0 0 {src} {dst}\n\t reno cwnd:10 rtt:20.5/1 data_segs_out:{{segs}}\n"
     samples = {node: [None] * 4 for node in view.plan.nodes}
     samples[flow.src] = [
@@ -77,16 +85,8 @@ def test_samples_read_over_netlink_give_the_series_of_ss_and_tc_text():
     ss's and tc's notation: the same counters as structures give the same series as
     the two programs' text."""
     from tcprepro.emulation import traces
-    from tcprepro.emulation.iperf import flow_ports
 
-    d3 = load_scenario(
-        ROOT / "workflow/scenarios/D3.yaml", ["duration=3s", "warmup=1s", "trace.interval=1s"]
-    )
-    view = traces.View(d3, build_plan(d3, 0), "iperf2")
-    [flow] = view.plan.flows
-    port, cport = flow_ports(0)
-    src = linux.endpoint(view.addressing.host_ip(flow.src), cport)
-    dst = linux.endpoint(view.addressing.host_ip(flow.dst), port)
+    view, flow, src, dst = _d3_transfer()
     [(index, link)] = [
         (i, link) for i, link in enumerate(view.plan.links) if link.a_to_b.loss_rate > 0
     ]
