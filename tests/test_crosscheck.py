@@ -314,3 +314,43 @@ def test_a_sized_flow_is_compared_by_its_own_throughput_and_a_relative_band_is_d
     for x, bound in ((20.0, 24.0), (80.0, 90.0)):  # the relative bound binds, then the points
         near = band[(np.abs(band[:, 0] / x - 1) < 0.03) & (band[:, 1] > x)][:, 1]
         assert near.min() == pytest.approx(bound, rel=0.04), x
+
+
+def test_the_legend_names_counted_flows_by_variant_and_number_never_by_instance_name():
+    """X12 runs B5.1's ``reno: {count: n}`` flows, named ``reno0``, ``reno1`` inside:
+    the legend says ``Reno, flow 1``; a flow the scenario names itself keeps its name;
+    the total and a transfer generator's rows say what they are."""
+    from tcprepro.analysis import crosscheck
+    from tcprepro.figures.crosscheck import crosscheck_scatter, flow_label
+
+    scenario = {"flows": {"reno": {"count": 2, "variant": {"name": "NewReno"}}}}
+    counted = _combined({"NewReno": (8e6, 1e6)}).assign_coords(flow=["reno0", "reno1"])
+    shape = counted["run_config"].shape
+    counted["run_config"] = counted["run_config"].copy(
+        data=np.full(shape, json.dumps(scenario), dtype=object)
+    )
+    counted["flow_variant"] = ("flow", ["NewReno", "NewReno"])
+    named = _combined({"NewReno": (8e6, 1e6)})
+    assert crosscheck.flow_names(counted) == {
+        "reno0": {"variant": "NewReno", "group": "reno", "number": 1},
+        "reno1": {"variant": "NewReno", "group": "reno", "number": 2},
+    }
+    table = crosscheck.compare(counted, counted, 10, 0.2, total=True)
+    table.attrs["generators"] = ["bg"]
+    labels = [flow_label(table, f) for f in ("reno0", "reno1", "total", "bg")]
+    assert labels == [
+        "Reno, flow 1",
+        "Reno, flow 2",
+        "all flows together",
+        "bg transfers, load carried",
+    ]
+    fig = crosscheck_scatter(table)
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not [text for text in legend if "reno0" in text or "reno1" in text]
+    assert [t.split(" (")[0] for t in legend] == [
+        "Reno, flow 1",
+        "Reno, flow 2",
+        "all flows together",
+    ]
+    plain = crosscheck.compare(named, named, 10, 0.2)
+    assert [flow_label(plain, f) for f in ("down", "up")] == ["down", "up"]

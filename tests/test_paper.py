@@ -506,3 +506,25 @@ def test_the_verify_section_lists_apart_the_claims_no_verify_run_decided(tmp_pat
     assert [r for r in rows if r.startswith("B-")] == ["B-c1", "B-c4"]
     assert "differs from this build's (B-c1), the quick tier is too short" in text
     assert "other 2 claims this build leaves inconclusive or fragile: B-c2, B-c3" in text
+
+
+def test_the_abstract_counts_ns3_simulations_only():
+    """D1.1's dataset holds emulated runs: the abstract's simulation count and simulated
+    hours leave them out, while its pending cells still count."""
+    import xarray as xr
+
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.paper.inputs import _numbers
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    assert "ns3" not in config.backends("D1.1")
+    assert "ns3" in config.backends("D1")
+    combined = {
+        "D1": xr.Dataset(attrs={"n_runs": 40, "duration_s": 90.0, "missing_cells": "[]"}),
+        "D1.1": xr.Dataset(attrs={"n_runs": 6, "duration_s": 60.0, "missing_cells": '["a"]'}),
+    }
+    statuses = {f: Status(f, "full", 1, 1) for f in combined}
+    numbers = _numbers(config, "quick", list(combined), statuses, combined, "")
+    assert numbers["nRuns"] == "40"
+    assert numbers["simHours"] == f"{40 * 90.0 / 3600:.1f}"
+    assert numbers["nPendingCells"] == "1"

@@ -49,6 +49,7 @@ __all__ = [
     "compare",
     "compare_figure",
     "compare_views",
+    "flow_names",
     "summary",
     "write_csv",
     "write_tex",
@@ -75,6 +76,33 @@ VIEW_COLUMNS = ("view", "metric", "ns3", "emu", "difference", "tolerance", "with
 
 #: flow kinds of generated traffic (tcprepro.traffic): not compared flow by flow
 GENERATED_KINDS = ("transfers", "packets")
+
+
+def flow_names(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
+    """What each flow of a combined dataset is, by flow name.
+
+    Its congestion control, and for an instance of a counted flow group (B5.1's
+    ``reno: {count: 4}`` gives ``reno0`` to ``reno3``) its group and number from 1,
+    read from the runs' scenarios.
+
+    A flow absent from some cells (an empty ``flow_variant`` there) takes its variant
+    from the cells that have it; a flow whose variant is swept (X1's ``up``) has none.
+    """
+    groups: set[str] = set()
+    for text in np.atleast_1d(ds["run_config"].values).ravel() if "run_config" in ds else ():
+        if str(text).startswith("{"):  # a cell without runs has no scenario
+            flows = json.loads(str(text)).get("flows") or {}
+            groups |= {name for name, flow in flows.items() if (flow or {}).get("count")}
+    names: dict[str, dict[str, Any]] = {}
+    for flow in (str(f) for f in ds["flow"].values) if "flow" in ds.dims else ():
+        variants = ds["flow_variant"].sel(flow=flow).values if "flow_variant" in ds else []
+        distinct = {str(v) for v in np.ravel(variants)} - {""}
+        entry: dict[str, Any] = {"variant": distinct.pop() if len(distinct) == 1 else ""}
+        match = re.fullmatch(r"(.+?)(\d+)", flow)
+        if match and match.group(1) in groups:
+            entry.update(group=match.group(1), number=int(match.group(2)) + 1)
+        names[flow] = entry
+    return names
 
 
 def _scenario_flows(ds: xr.Dataset) -> xr.Dataset:
@@ -261,6 +289,8 @@ def compare(
         {"utilisation_pp": utilisation_pp, "rtt_rel": rtt_rel, "utilisation_rel": utilisation_rel}
     )
     table.attrs["provenance"] = _provenance(emulated)
+    table.attrs["flows"] = flow_names(ns3)
+    table.attrs["generators"] = sorted(_generators(ns3)) if transfers else []
     return table
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "FONT_PT",
     "MAX_HEIGHT_IN",
     "TEXT_WIDTH_IN",
+    "VARIANT_LABELS",
     "Drawn",
     "drawn",
     "empty_panel",
@@ -70,6 +71,7 @@ __all__ = [
     "spread_statement",
     "suptitle",
     "title_lines",
+    "variant_label",
 ]
 
 #: widest figure: the report's text width (A4, 2 cm margins: 17 cm) less the saved margin
@@ -129,6 +131,24 @@ class Drawn:
         """Add caption sentences (empty ones are skipped)."""
         self.statements += [s for s in sentences if s]
         return self
+
+
+#: how the figures name a congestion control (tcprepro's variant names are ns-3's)
+VARIANT_LABELS = {
+    "NewReno": "Reno",
+    "HighSpeed": "HSTCP",
+    "WestwoodPlus": "Westwood+",
+    "Bic": "BIC",
+    "Cubic": "CUBIC",
+    "Htcp": "H-TCP",
+    "Fast": "FAST",
+    "YeahPaper": "YeAH",
+}
+
+
+def variant_label(variant: str) -> str:
+    """A variant as the figures name it: ``HighSpeed`` -> ``HSTCP``."""
+    return VARIANT_LABELS.get(variant, variant)
 
 
 def record(fig: Figure, facts: Drawn) -> Figure:

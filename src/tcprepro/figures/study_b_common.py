@@ -21,21 +21,10 @@ from tcprepro.figures.common import (
     Drawn,
     empty_panel,
     record,
+    variant_label,
 )
 
 _QDISC_LABELS = {"FIFO": "FIFO", "FQ": "PFQ/LQD"}
-
-
-_VARIANT_LABELS = {
-    "NewReno": "Reno",
-    "HighSpeed": "HSTCP",
-    "WestwoodPlus": "Westwood+",
-    "Bic": "BIC",
-    "Cubic": "CUBIC",
-    "Htcp": "H-TCP",
-    "Fast": "FAST",
-    "YeahPaper": "YeAH",
-}
 
 
 def describe_case(case: str) -> str:
@@ -49,7 +38,7 @@ def describe_case(case: str) -> str:
 
 
 def _label(variant: str) -> str:
-    return _VARIANT_LABELS.get(variant, variant)
+    return variant_label(variant)
 
 
 def _rate_text(rate: str) -> str:

@@ -127,12 +127,17 @@ def _numbers(
     combined: Mapping[str, xr.Dataset],
     emulation_note: str,
 ) -> dict[str, str]:
-    r"""The numbers the prose quotes, by macro name (``numbers.tex``: ``\repro<Name>``)."""
-    n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
+    r"""The numbers the prose quotes, by macro name (``numbers.tex``: ``\repro<Name>``).
+
+    The runs and simulated hours are the ns-3 simulations': an emulated-only figure's
+    dataset (D1.1) holds emulated runs, which the abstract does not count as simulations.
+    """
+    simulated = {f: ds for f, ds in combined.items() if "ns3" in config.backends(config.source(f))}
+    n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in simulated.values())
     pending = {f: json.loads(ds.attrs.get("missing_cells", "[]")) for f, ds in combined.items()}
     sim_seconds = sum(
         float(ds.attrs.get("duration_s", 0)) * int(ds.attrs.get("n_runs", 0))
-        for ds in combined.values()
+        for ds in simulated.values()
     )
     return {
         "tier": tier,
