@@ -60,7 +60,15 @@ def test_recorded_workflow_sums_the_logs_of_a_run(tmp_path):
         )
     )
     (logs / "2026-01-02T040405.1.snakemake.log").write_text(
-        SNAKEMAKE_LOG.format(body="7 of 7 steps (100%) done\nElapsed time: 1 day, 2:00:00")
+        SNAKEMAKE_LOG.format(
+            body="[Fri Jan  2 04:04:10 2026]\nrule simulate_batch:\n    jobid: 1\n"
+            "[Fri Jan  2 04:04:11 2026]\nrule simulate_batch:\n    jobid: 2\n"
+            "[Fri Jan  2 04:34:10 2026]\nFinished jobid: 1 (Rule: simulate_batch)\n"
+            "[Fri Jan  2 04:44:11 2026]\nFinished jobid: 2 (Rule: simulate_batch)\n"
+            "localrule combine:\n    jobid: 3\n"
+            "[Fri Jan  2 04:46:10 2026]\nFinished jobid: 3 (Rule: combine)\n"
+            "7 of 7 steps (100%) done\nElapsed time: 1 day, 2:00:00"
+        )
     )
     config_path = ROOT / "workflow/config.yaml"
     out = bench.recorded_workflow(tmp_path, config_path)
@@ -72,6 +80,11 @@ def test_recorded_workflow_sums_the_logs_of_a_run(tmp_path):
     assert first["command"] == "--profile workflow/profiles/quick --cores 2"
     assert second["outcome"] == "complete"
     assert second["wall_s"] == pytest.approx(86400 + 7200)
+    assert first["stages"] == {}
+    assert second["stages"] == {  # job time summed; done at, from the first job's start
+        "simulate_batch": {"jobs": 2, "job_s": 1800.0 + 2400.0, "ended_s": 2401.0},
+        "combine": {"jobs": 1, "job_s": 119.0, "ended_s": 2520.0},
+    }
 
     assert out["studies"]["A"] == {
         "runs": 2,
@@ -105,6 +118,9 @@ def test_recorded_workflow_sums_the_logs_of_a_run(tmp_path):
     )
     assert "| A | 2 | 200 | 12 | 0.060 | 0.0 |" in text
     assert "| 2026-01-02 03:04:05 |" in text
+    assert "Stages of the invocation started 2026-01-02 03:04:05" in text
+    assert "| simulate_batch | 2 | 70.0 | 40.0 |" in text
+    assert "| combine | 1 | 2.0 | 42.0 |" in text
 
 
 def test_bench_refuses_a_recorded_folder_without_a_run(tmp_path):

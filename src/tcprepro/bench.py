@@ -87,8 +87,12 @@ def machine() -> dict[str, str]:
         memory = f"{mem_kb / 2**20:.0f} GiB"
     except (OSError, ValueError, IndexError):
         memory = "unknown"
+    from tcprepro.provenance import git_state
+
+    commit, dirty = git_state()
     return {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "tcprepro commit": commit[:12] + (" (src or workflow modified)" if dirty else ""),
         "cpu": cpu,
         "cores": str(os.cpu_count()),
         "memory": memory,
@@ -598,6 +602,27 @@ def _plan_section(results: dict[str, Any]) -> list[str]:
     ]
 
 
+def _recorded_stages(inv: dict[str, Any]) -> list[str]:
+    """The stages of one recorded invocation that ran more than one job."""
+    stages = inv.get("stages") or {}
+    if sum(row["jobs"] for row in stages.values()) < 2:
+        return []
+    lines = [
+        "",
+        f"Stages of the invocation started {inv['started']} (Snakemake's log: *job time* "
+        "sums its jobs' start-to-end times, so a stage on 2 cores can take up to twice its "
+        "wall time; *done at* is when its last job ended, from the first job's start):",
+        "",
+        _row("rule", "jobs", "job time min", "done at min"),
+        _row(*["---"] * 4),
+    ]
+    for rule, row in sorted(stages.items(), key=lambda kv: kv[1]["ended_s"]):
+        lines.append(
+            _row(rule, int(row["jobs"]), f"{row['job_s'] / 60:.1f}", f"{row['ended_s'] / 60:.1f}")
+        )
+    return lines
+
+
 def _recorded_section(results: dict[str, Any]) -> list[str]:
     """The logs of an earlier ``make figures`` (``--recorded``), when given."""
     lines: list[str] = []
@@ -625,6 +650,8 @@ def _recorded_section(results: dict[str, Any]) -> list[str]:
                     inv["outcome"],
                 )
             )
+        for inv in recorded["invocations"]:
+            lines += _recorded_stages(inv)
         lines += [
             "",
             _row(

@@ -377,6 +377,22 @@ def stage_times(log_text: str) -> dict[str, dict[str, float]]:
     return out
 
 
+def stage_ends(log_text: str) -> dict[str, float]:
+    """Per stage (as :func:`stage_times` names them), when its last job ended.
+
+    Seconds from the first job's start in Snakemake's log.
+    """
+    spans = [span for span in job_spans(log_text).values() if span["end"] is not None]
+    if not spans:
+        return {}
+    first = min(span["start"] for span in spans)
+    out: dict[str, float] = {}
+    for span in spans:
+        name = "draw" if span["rule"].startswith("draw_") else span["rule"]
+        out[name] = max(out.get(name, 0.0), (span["end"] - first).total_seconds())
+    return out
+
+
 _ELAPSED = re.compile(r"Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):([0-9.]+)")
 _STEPS = re.compile(r"(\d+) of (\d+) steps \((\d+)%\) done")
 _STARTED = re.compile(r"Date: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
@@ -412,7 +428,10 @@ def _invocation(log: Path) -> dict[str, Any]:
     else:
         outcome = "interrupted"
     done, total = (int(steps[-1][0]), int(steps[-1][1])) if steps else (0, 0)
+    ends = stage_ends(text)
+    stages = {name: {**row, "ended_s": ends[name]} for name, row in stage_times(text).items()}
     return {
+        "stages": stages,
         "log": log.name,
         "started": started[1] if started else "?",
         "command": command[1].split("snakemake", 1)[-1].strip() if command else "?",
@@ -426,7 +445,8 @@ def _invocation(log: Path) -> dict[str, Any]:
 def recorded_workflow(workdir: Path, config_path: Path | None = None) -> dict[str, Any]:
     """What the logs of an earlier ``make figures`` in ``workdir`` measured.
 
-    Reads the Snakemake logs (one per invocation: wall time, steps, outcome), each
+    Reads the Snakemake logs (one per invocation: wall time, steps, outcome, and per
+    stage its jobs, their summed job time and when its last job ended), each
     run's own log line ("N simulated s in W s wall", the event loop and writing of
     that run) and the datasets under ``data/runs``. Sums them per study, and
     estimates the paper profile's storage from each figure's bytes per simulated
