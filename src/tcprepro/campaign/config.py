@@ -16,7 +16,7 @@ key is computed in exactly one place.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import product
 from pathlib import Path
@@ -68,6 +68,13 @@ class WorkflowConfig:
     _batches: dict[tuple[str, str], list[Batch]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def derived(self, name: str, compute: Callable[[], Any]) -> Any:
+        """A value computed once from this config (the plan's calibrations), by ``name``."""
+        if name not in self._derived:
+            self._derived[name] = compute()
+        return self._derived[name]
 
     @property
     def tier(self) -> str:

@@ -475,6 +475,10 @@ def uml_calibrations(config: WorkflowConfig) -> dict[str, float | None]:
     leaves out (a figure's web transfers or background processes, how much of the link
     its flows fill in Linux) the figure's calibration carries to its other cells and tiers.
     """
+    return config.derived("uml_calibrations", lambda: _uml_calibrations(config))
+
+
+def _uml_calibrations(config: WorkflowConfig) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for figure in config.simulated_figures:
         measured = UML_MEASURED_QUICK.get(figure)
