@@ -24,7 +24,8 @@ def test_c36_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     the configured rate (its own drops, not the buffer's overflow that netem counts as
     well); each mean RTT and YeAH's utilisation (claim C-c4's subject) lie within X5's
     tolerance of ns-3's range over ten seeds; Reno's utilisation is not below it unless its
-    run drew more random losses than any of ns-3's seeds.
+    run drew more random losses than any of ns-3's seeds, over the run or in the measured
+    window (where a cluster of losses costs the utilisation it measures).
 
     Twelve measured seconds hold about ten random losses, so one seed is no reference: over
     seeds 0-9 ns-3 gives YeAH 80-99 % and Reno 48-64 %, each seed drawing 7-9 random losses
@@ -52,19 +53,23 @@ def test_c36_smoke_cells_on_the_uml_route_against_ns3(tmp_path):
     seeds = against_ns3_seeds(tmp_path, "X5", table)
     assert seeds["rtt_in"].all(), (seeds, shown)
     assert seeds.loc[("YeahPaper", "0.001", "f1"), "util_in"], (seeds, shown)
-    reno_lost = max(
-        float(ds.sel(flow="f1")["random_lost_pkts"].sum())
-        for ds in emulated
-        if json.loads(ds.attrs["sweep"])["protocol"] == "NewReno"
-    )
-    seed_lost = [
-        float(ds.sel(flow="f1")["random_lost_pkts"].sum())
-        for ds in map(open_dataset, sorted(tmp_path.glob("ns3-seed-*.nc")))
-        if json.loads(ds.attrs["sweep"])["protocol"] == "NewReno"
-    ]
-    print(f"Reno's random losses: UML {reno_lost:.0f}, ns-3 seeds {seed_lost}")
+
+    def reno_losses(datasets):  # Reno's random losses: whole run, measured window
+        out = []
+        for ds in datasets:
+            if json.loads(ds.attrs["sweep"])["protocol"] == "NewReno":
+                lost = ds.sel(flow="f1")["random_lost_pkts"]
+                window = lost.where(lost["time"] > float(ds.attrs["warmup_s"]))
+                out.append((float(lost.sum()), float(window.sum())))
+        return out
+
+    [(reno_lost, reno_window)] = reno_losses(emulated)
+    seed_lost = reno_losses(map(open_dataset, sorted(tmp_path.glob("ns3-seed-*.nc"))))
+    print(f"Reno's random losses (run, window): UML {reno_lost:.0f}, {reno_window:.0f}; ", end="")
+    print(f"ns-3 seeds {seed_lost}")
     assert len(seed_lost) == 10
-    if reno_lost <= max(seed_lost):  # a sample of the seeds' conditions
+    # a sample of the seeds' conditions, over the run and where utilisation is measured
+    if reno_lost <= max(s[0] for s in seed_lost) and reno_window <= max(s[1] for s in seed_lost):
         assert seeds.loc[("NewReno", "0.001", "f1"), "util_not_below"], (seeds, shown)
 
 
