@@ -316,9 +316,9 @@ def test_a_sized_flow_is_compared_by_its_own_throughput_and_a_relative_band_is_d
         assert near.min() == pytest.approx(bound, rel=0.04), x
 
 
-def test_the_legend_names_counted_flows_by_variant_and_number_never_by_instance_name():
+def test_the_legend_names_counted_flows_by_variant_and_number_never_by_instance_name(tmp_path):
     """X12 runs B5.1's ``reno: {count: n}`` flows, named ``reno0``, ``reno1`` inside:
-    the legend says ``Reno, flow 1``; a flow the scenario names itself keeps its name;
+    the legend and the table say ``Reno, flow 1``; a flow the scenario names itself keeps its name;
     the total and a transfer generator's rows say what they are."""
     from tcprepro.analysis import crosscheck
     from tcprepro.figures.crosscheck import crosscheck_scatter, flow_label
@@ -352,5 +352,8 @@ def test_the_legend_names_counted_flows_by_variant_and_number_never_by_instance_
         "Reno, flow 2",
         "all flows together",
     ]
+    rows = crosscheck.write_tex(table, tmp_path / "x.tex", "X12").read_text()
+    assert "Reno, flow 2 &" in rows
+    assert "reno1" not in rows
     plain = crosscheck.compare(named, named, 10, 0.2)
     assert [flow_label(plain, f) for f in ("down", "up")] == ["down", "up"]

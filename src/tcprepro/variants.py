@@ -19,12 +19,14 @@ __all__ = [
     "MODEL_SOURCES",
     "QDISCS",
     "VARIANTS",
+    "VARIANT_LABELS",
     "Qdisc",
     "Variant",
     "canonical_variant",
     "get_qdisc",
     "get_variant",
     "params_key",
+    "variant_label",
 ]
 
 
@@ -299,3 +301,21 @@ def get_qdisc(name: str) -> Qdisc:
     except KeyError:
         known = ", ".join(QDISCS)
         raise ValueError(f"unknown queue discipline {name!r}; known: {known}") from None
+
+
+#: how the report names a congestion control (tcprepro's variant names are ns-3's)
+VARIANT_LABELS = {
+    "NewReno": "Reno",
+    "HighSpeed": "HSTCP",
+    "WestwoodPlus": "Westwood+",
+    "Bic": "BIC",
+    "Cubic": "CUBIC",
+    "Htcp": "H-TCP",
+    "Fast": "FAST",
+    "YeahPaper": "YeAH",
+}
+
+
+def variant_label(variant: str) -> str:
+    """A variant as the report names it: ``HighSpeed`` -> ``HSTCP``."""
+    return VARIANT_LABELS.get(variant, variant)

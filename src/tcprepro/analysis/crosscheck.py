@@ -40,6 +40,7 @@ from tcprepro import metrics
 from tcprepro.analysis import study_c
 from tcprepro.analysis.common import transfers_carried_load
 from tcprepro.latex import escape as tex
+from tcprepro.variants import variant_label
 
 __all__ = [
     "TOTAL",
@@ -49,6 +50,7 @@ __all__ = [
     "compare",
     "compare_figure",
     "compare_views",
+    "flow_label",
     "flow_names",
     "summary",
     "write_csv",
@@ -103,6 +105,25 @@ def flow_names(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
             entry.update(group=match.group(1), number=int(match.group(2)) + 1)
         names[flow] = entry
     return names
+
+
+def flow_label(table: pd.DataFrame, flow: str) -> str:
+    """A cross-check row's flow as its legend names it.
+
+    An instance of a counted flow group (``reno1``) is its variant and number
+    (``Reno, flow 2``); a cell's total row is ``all flows together``; a transfer
+    generator's row (``bg``) is the load its transfers carried. A flow the scenario
+    names itself (X1's ``up``, study C's ``f1``) keeps its name.
+    """
+    if flow == TOTAL:
+        return "all flows together"
+    if flow in table.attrs.get("generators", []):
+        return f"{flow} transfers, load carried"
+    about = table.attrs.get("flows", {}).get(flow, {})
+    variant = variant_label(about.get("variant", ""))
+    if "number" in about:
+        return f"{variant}, flow {about['number']}" if variant else f"flow {about['number']}"
+    return flow
 
 
 def _scenario_flows(ds: xr.Dataset) -> xr.Dataset:
@@ -611,7 +632,9 @@ def write_tex(
             r"$^\ast$" if outside and row["util_ok"] is not np.nan and not row["util_ok"] else ""
         )
         mark_r = r"$^\ast$" if outside and row["rtt_ok"] is not np.nan and not row["rtt_ok"] else ""
-        cells = " & ".join(tex(str(row[d])) for d in dims)
+        cells = " & ".join(
+            tex(flow_label(table, str(row[d])) if d == "flow" else str(row[d])) for d in dims
+        )
         util = f"{_fmt(row['ns3_util_pct'], '.1f')} & {_fmt(row['emu_util_pct'], '.1f')}"
         rtt = f"{_fmt_ms(row['ns3_rtt_ms'])} & {_fmt_ms(row['emu_rtt_ms'])}"
         diff = _fmt(row["diff_pp"], "+.1f")

@@ -54,6 +54,7 @@ from matplotlib.text import Text
 from matplotlib.textpath import TextToPath
 
 from tcprepro.latex import write_tabular
+from tcprepro.variants import VARIANT_LABELS, variant_label
 
 __all__ = [
     "FONT_PT",
@@ -131,24 +132,6 @@ class Drawn:
         """Add caption sentences (empty ones are skipped)."""
         self.statements += [s for s in sentences if s]
         return self
-
-
-#: how the figures name a congestion control (tcprepro's variant names are ns-3's)
-VARIANT_LABELS = {
-    "NewReno": "Reno",
-    "HighSpeed": "HSTCP",
-    "WestwoodPlus": "Westwood+",
-    "Bic": "BIC",
-    "Cubic": "CUBIC",
-    "Htcp": "H-TCP",
-    "Fast": "FAST",
-    "YeahPaper": "YeAH",
-}
-
-
-def variant_label(variant: str) -> str:
-    """A variant as the figures name it: ``HighSpeed`` -> ``HSTCP``."""
-    return VARIANT_LABELS.get(variant, variant)
 
 
 def record(fig: Figure, facts: Drawn) -> Figure:

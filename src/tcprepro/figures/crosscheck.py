@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcprepro.figures.common import TEXT_WIDTH_IN, Drawn, record, suptitle, variant_label
+from tcprepro.analysis.crosscheck import flow_label
+from tcprepro.figures.common import TEXT_WIDTH_IN, Drawn, record, suptitle
 
 __all__ = ["crosscheck_scatter"]
 
@@ -37,25 +38,6 @@ def _utilisation_band(ax, ran: pd.DataFrame, tol_pp: float, tol_rel: float | Non
     ax.fill_between(grid, lower, upper, color="0.85", zorder=0)
     ax.set(xscale="log", yscale="log", xlim=(low, 110), ylim=(low, 110))
     ax.set(title=f"utilisation, band ±{tol_pp:g} pp and ±{tol_rel:.0%}")
-
-
-def flow_label(table: pd.DataFrame, flow: str) -> str:
-    """A cross-check row's flow as its legend names it.
-
-    An instance of a counted flow group (``reno1``) is its variant and number
-    (``Reno, flow 2``); a cell's total row is ``all flows together``; a transfer
-    generator's row (``bg``) is the load its transfers carried. A flow the scenario
-    names itself (X1's ``up``, study C's ``f1``) keeps its name.
-    """
-    if flow == "total":
-        return "all flows together"
-    if flow in table.attrs.get("generators", []):
-        return f"{flow} transfers, load carried"
-    about = table.attrs.get("flows", {}).get(flow, {})
-    variant = variant_label(about.get("variant", ""))
-    if "number" in about:
-        return f"{variant}, flow {about['number']}" if variant else f"flow {about['number']}"
-    return flow
 
 
 def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
