@@ -358,39 +358,35 @@ def job_spans(log_text: str) -> dict[str, dict[str, Any]]:
     return spans
 
 
+def _stages(log_text: str) -> dict[str, dict[str, float]]:
+    """Per stage, its finished jobs, their summed job time and when its last job ended.
+
+    ``ended_s`` counts seconds from the first finished job's start.
+    """
+    spans = [span for span in job_spans(log_text).values() if span["end"] is not None]
+    first = min((span["start"] for span in spans), default=None)
+    out: dict[str, dict[str, float]] = {}
+    for span in spans:
+        name = span["rule"]
+        row = out.setdefault(
+            "draw" if name.startswith("draw_") else name, {"jobs": 0, "job_s": 0.0, "ended_s": 0.0}
+        )
+        row["jobs"] += 1
+        row["job_s"] += (span["end"] - span["start"]).total_seconds()
+        row["ended_s"] = max(row["ended_s"], (span["end"] - first).total_seconds())
+    return out
+
+
 def stage_times(log_text: str) -> dict[str, dict[str, float]]:
     """Per rule, the jobs Snakemake's log shows finished and their summed job time (s).
 
     Each job's time from :func:`job_spans`. The notebook jobs (``draw_<notebook>``, one
     rule per notebook) are one stage, ``draw``.
     """
-    out: dict[str, dict[str, float]] = {}
-    for span in job_spans(log_text).values():
-        if span["end"] is None:
-            continue
-        name = span["rule"]
-        row = out.setdefault(
-            "draw" if name.startswith("draw_") else name, {"jobs": 0, "job_s": 0.0}
-        )
-        row["jobs"] += 1
-        row["job_s"] += (span["end"] - span["start"]).total_seconds()
-    return out
-
-
-def stage_ends(log_text: str) -> dict[str, float]:
-    """Per stage (as :func:`stage_times` names them), when its last job ended.
-
-    Seconds from the first job's start in Snakemake's log.
-    """
-    spans = [span for span in job_spans(log_text).values() if span["end"] is not None]
-    if not spans:
-        return {}
-    first = min(span["start"] for span in spans)
-    out: dict[str, float] = {}
-    for span in spans:
-        name = "draw" if span["rule"].startswith("draw_") else span["rule"]
-        out[name] = max(out.get(name, 0.0), (span["end"] - first).total_seconds())
-    return out
+    return {
+        name: {"jobs": row["jobs"], "job_s": row["job_s"]}
+        for name, row in _stages(log_text).items()
+    }
 
 
 _ELAPSED = re.compile(r"Elapsed time: (?:(\d+) days?, )?(\d+):(\d+):([0-9.]+)")
@@ -428,10 +424,8 @@ def _invocation(log: Path) -> dict[str, Any]:
     else:
         outcome = "interrupted"
     done, total = (int(steps[-1][0]), int(steps[-1][1])) if steps else (0, 0)
-    ends = stage_ends(text)
-    stages = {name: {**row, "ended_s": ends[name]} for name, row in stage_times(text).items()}
     return {
-        "stages": stages,
+        "stages": _stages(text),
         "log": log.name,
         "started": started[1] if started else "?",
         "command": command[1].split("snakemake", 1)[-1].strip() if command else "?",

@@ -19,7 +19,6 @@ __all__ = [
     "MODEL_SOURCES",
     "QDISCS",
     "VARIANTS",
-    "VARIANT_LABELS",
     "Qdisc",
     "Variant",
     "canonical_variant",
@@ -50,11 +49,18 @@ class Variant:
     #: Linux modules that are this variant with some of its parameters (``Alpha=1,Beta=2``,
     #: :func:`params_key`, -> ``reno``): the emulation runs these parameter sets only
     linux_with_params: dict[str, str] = field(default_factory=dict)
+    #: the name the report prints (figures, legends, tables); the registry name if empty
+    label: str = ""
 
     @property
     def available(self) -> bool:
         """True when the ns-3 model exists in this version of tcprepro."""
         return self.status == "available"
+
+    @property
+    def shown_name(self) -> str:
+        """The name the report prints: :attr:`label`, else the registry name."""
+        return self.label or self.name
 
 
 def params_key(params: dict[str, object]) -> str:
@@ -101,12 +107,24 @@ VARIANTS: dict[str, Variant] = {
             "RFC 5681 / RFC 6582",
             linux_name="reno",
             aliases=("Reno",),
+            label="Reno",
             notes="ns-3's TcpNewReno is Reno's AIMD; NewReno/SACK recovery lives in the socket.",
         ),
-        Variant("Cubic", "ns3::TcpCubic", "Ha, Rhee, Xu 2008; RFC 9438", linux_name="cubic"),
+        Variant(
+            "Cubic",
+            "ns3::TcpCubic",
+            "Ha, Rhee, Xu 2008; RFC 9438",
+            linux_name="cubic",
+            label="CUBIC",
+        ),
         Variant("Vegas", "ns3::TcpVegas", "Brakmo, Peterson 1995", linux_name="vegas"),
         Variant(
-            "HighSpeed", "ns3::TcpHighSpeed", "RFC 3649", linux_name="highspeed", aliases=("HSTCP",)
+            "HighSpeed",
+            "ns3::TcpHighSpeed",
+            "RFC 3649",
+            linux_name="highspeed",
+            aliases=("HSTCP",),
+            label="HSTCP",
         ),
         Variant("Scalable", "ns3::TcpScalable", "Kelly 2003", linux_name="scalable"),
         Variant(
@@ -115,10 +133,16 @@ VARIANTS: dict[str, Variant] = {
             "Mascolo et al. 2001; Grieco 2004",
             linux_name="westwood",
             aliases=("Westwood+",),
+            label="Westwood+",
         ),
-        Variant("Bic", "ns3::TcpBic", "Xu, Harfoush, Rhee 2004", linux_name="bic"),
+        Variant("Bic", "ns3::TcpBic", "Xu, Harfoush, Rhee 2004", linux_name="bic", label="BIC"),
         Variant(
-            "Htcp", "ns3::TcpHtcp", "Leith, Shorten 2004", linux_name="htcp", aliases=("H-TCP",)
+            "Htcp",
+            "ns3::TcpHtcp",
+            "Leith, Shorten 2004",
+            linux_name="htcp",
+            aliases=("H-TCP",),
+            label="H-TCP",
         ),
         Variant("Illinois", "ns3::TcpIllinois", "Liu, Basar, Srikant 2006", linux_name="illinois"),
         Variant("Veno", "ns3::TcpVeno", "Fu, Liew 2003", linux_name="veno"),
@@ -170,6 +194,7 @@ VARIANTS: dict[str, Variant] = {
             model="tcprepro",
             cpp_source="tcp-fast",
             aliases=("FAST",),
+            label="FAST",
             notes="Alpha 200 pkts, Gamma 0.5 (choices; set Alpha per scenario).",
         ),
         Variant(
@@ -203,6 +228,7 @@ VARIANTS: dict[str, Variant] = {
             # emulated: the authors' own Linux module (tcp_yeah), whose constants it takes
             linux_name="yeah",
             aliases=("YeAH-paper",),
+            label="YeAH",
             notes="YeAH rules as written in the paper; constants of the authors' Linux module "
             "(Alpha=Q_max 80, Phy 8, Rho 16, Zeta 50, Delta 3, StcpAiFactor 100), which the "
             "Mininet backend runs in its place.",
@@ -303,19 +329,10 @@ def get_qdisc(name: str) -> Qdisc:
         raise ValueError(f"unknown queue discipline {name!r}; known: {known}") from None
 
 
-#: how the report names a congestion control (tcprepro's variant names are ns-3's)
-VARIANT_LABELS = {
-    "NewReno": "Reno",
-    "HighSpeed": "HSTCP",
-    "WestwoodPlus": "Westwood+",
-    "Bic": "BIC",
-    "Cubic": "CUBIC",
-    "Htcp": "H-TCP",
-    "Fast": "FAST",
-    "YeahPaper": "YeAH",
-}
-
-
 def variant_label(variant: str) -> str:
-    """A variant as the report names it: ``HighSpeed`` -> ``HSTCP``."""
-    return VARIANT_LABELS.get(variant, variant)
+    """A variant as the report names it: ``HighSpeed`` -> ``HSTCP``.
+
+    The registry's :attr:`Variant.shown_name`; a name the registry does not know, as given.
+    """
+    known = VARIANTS.get(variant)
+    return known.shown_name if known else variant

@@ -54,13 +54,11 @@ from matplotlib.text import Text
 from matplotlib.textpath import TextToPath
 
 from tcprepro.latex import write_tabular
-from tcprepro.variants import VARIANT_LABELS, variant_label
 
 __all__ = [
     "FONT_PT",
     "MAX_HEIGHT_IN",
     "TEXT_WIDTH_IN",
-    "VARIANT_LABELS",
     "Drawn",
     "drawn",
     "empty_panel",
@@ -72,7 +70,6 @@ __all__ = [
     "spread_statement",
     "suptitle",
     "title_lines",
-    "variant_label",
 ]
 
 #: widest figure: the report's text width (A4, 2 cm margins: 17 cm) less the saved margin

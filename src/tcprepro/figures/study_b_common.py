@@ -21,8 +21,8 @@ from tcprepro.figures.common import (
     Drawn,
     empty_panel,
     record,
-    variant_label,
 )
+from tcprepro.variants import variant_label
 
 _QDISC_LABELS = {"FIFO": "FIFO", "FQ": "PFQ/LQD"}
 
@@ -35,10 +35,6 @@ def describe_case(case: str) -> str:
     mix, qdisc, buffer = match.groups()
     mix = re.sub(r"^(\d)", r"\1 ", mix).replace("+", " + ")
     return f"{mix}, {_QDISC_LABELS[qdisc]}, B = {buffer}"
-
-
-def _label(variant: str) -> str:
-    return variant_label(variant)
 
 
 def _rate_text(rate: str) -> str:
@@ -117,7 +113,7 @@ def _flow_colours(flows: Sequence[str], run: xr.Dataset) -> dict[str, tuple[floa
 def _flow_legend_label(run: xr.Dataset, flow: str) -> str:
     """``Reno`` for a run's only bottlenecked flow, ``Reno, flow 2`` among several."""
     flows = _bulk_flows(run)
-    variant = _label(str(run["flow_variant"].sel(flow=flow).values))
+    variant = variant_label(str(run["flow_variant"].sel(flow=flow).values))
     return variant if len(flows) == 1 else f"{variant}, flow {flows.index(flow) + 1}"
 
 

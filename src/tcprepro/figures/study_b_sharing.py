@@ -32,13 +32,13 @@ from tcprepro.figures.common import (
 )
 from tcprepro.figures.study_b_common import (
     _first_run,
-    _label,
     _load_text,
     _nothing_run,
     _rate_text,
     _row_cwnd,
 )
 from tcprepro.models import bandwidth_sharing
+from tcprepro.variants import variant_label
 
 
 def _variant_colours(variants: Sequence[str]) -> dict[str, object]:
@@ -92,7 +92,7 @@ def phi_gamma(
                 color=colours[variant],
                 **points_style(len(series)),
             )
-            drawn_variants.setdefault(_label(variant), line)
+            drawn_variants.setdefault(variant_label(variant), line)
             for mark in paper_values.stated(ds.attrs.get("figure", ""), "phi_pct"):
                 flows = mark.where.get("flows", ())
                 if mark.matches(variant=variant, buffer=buffer) and len(flows) == 1:
@@ -175,7 +175,7 @@ def throughput_loss(ds: xr.Dataset, figure_id: str, buffer: int) -> Figure:
             x_mean, max(y_mean, 1e-5), xerr=xerr, fmt=marker, ms=5, color=colours[variant]
         )
         handles.append(handle)
-        labels.append(_label(variant))
+        labels.append(variant_label(variant))
     drawn = len(handles)
     if not drawn:
         plt.close(fig)
@@ -243,7 +243,7 @@ def heat_maps(ds: xr.Dataset, figure_id: str, rate: str) -> Figure:
         ax.set_yticks(range(len(grid.index)), [str(int(v)) for v in grid.index])
         ax.set_xlabel(r"background load $\rho_b$")
         ax.set_ylabel("buffer B (packets)")
-        ax.set_title(_label(variant))
+        ax.set_title(variant_label(variant))
     fig.colorbar(image, ax=axes[0].tolist(), label=r"% of $(1-\rho_b)C$", shrink=0.9)
     suptitle(
         fig,
