@@ -8,7 +8,7 @@ import yaml
 
 from conftest import ROOT
 from tcprepro.campaign import WorkflowConfig
-from tcprepro.campaign.plan import Cost
+from tcprepro.campaign.plan import Cost, duration_text, tier_emulation
 from tcprepro.claims import VERDICTS, ClaimResult, Margin, load_registry, write_tex
 from tcprepro.claims.cells import Coverage
 from tcprepro.claims.glossary import (
@@ -115,13 +115,36 @@ def test_the_tier_table_prints_each_tiers_cost_and_command():
     assert "& 3756 & 313.0 h &" in paper  # 300 s per run, as given
     assert r"\texttt{make figures PROFILE=paper}" in _untex(paper)
     assert "64 cluster cores" in table
-    # the emulated twins: their own column, "none" for a tier without emulated runs
-    table = _tier_table("smoke", {"smoke": _cost(46), "verify": _cost(10)}, {"smoke": (27, 1810.0)})
+    # the emulated twins: their own column, "none" for a tier without emulated runs, "left
+    # out" for one whose profile excludes them; the local column is the whole build's
+    costs = {"smoke": _cost(46), "quick": _cost(600), "verify": _cost(10)}
+    table = _tier_table(
+        "smoke",
+        costs,
+        {"smoke": None, "quick": (132, 2640.0), "verify": (0, 0.0)},
+        {"quick": 5100.0},
+    )
     assert "Emulated" in table
-    smoke = next(line for line in table.splitlines() if line.startswith(r"\textbf{smoke}"))
-    assert "& 27, 30 min &" in smoke
-    verify = next(line for line in table.splitlines() if line.startswith("verify &"))
-    assert "& none &" in verify
+    rows = {line.split(" & ")[0]: line.split(" & ") for line in table.splitlines() if " & " in line}
+    assert rows[r"\textbf{smoke}"][3] == "left out"
+    assert rows["quick"][3:5] == ["132, 44 min", "1.4 h"]  # the build: both halves at once
+    assert rows["verify"][3] == "none"
+    assert rows["verify"][4] == duration_text(costs["verify"].local_s)  # no build: its runs
+
+
+def test_each_tier_says_whether_its_command_emulates(tmp_path):
+    # the committed profiles: the smoke and verify commands leave the twins out
+    profiles = ROOT / "workflow/profiles"
+    assert {t: tier_emulation(t, profiles) for t in ("smoke", "quick", "verify", "paper")} == {
+        "smoke": "exclude",
+        "quick": "auto",
+        "verify": "exclude",
+        "paper": "auto",
+    }
+    # a profile without the setting, or no profile: the workflow's default
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x/config.yaml").write_text("config:\n  - tier=x\ncores: all\n")
+    assert tier_emulation("x", tmp_path) == tier_emulation("nothing", tmp_path) == "auto"
 
 
 #: the overview row of the inconclusive result of _results (the third claim of the registry)
@@ -235,6 +258,18 @@ def test_the_margin_and_reading_place_a_value_against_its_tolerance(
     assert f"margin {distance:+.3g}" in margin.text()
 
 
+def test_a_margins_value_and_bound_print_to_the_margins_precision():
+    # D-c2: 99.99 % printed as 100 beside a margin of +9.99; a bound of 1000 as 1e+03
+    assert Margin("share (%)", 99.99, 90.0, None).text() == (
+        "share (%) = 99.99 against >= 90: margin +9.99"
+    )
+    assert Margin("RTTs", 50.8, None, 1000.0).text() == "RTTs = 51 against <= 1000: margin +949"
+    # a name ending in a number stays apart from the value (C-c4's "at p <= 1e-5")
+    assert Margin("lowest utilisation at p <= 1e-5", 1.0, 0.8, None).text() == (
+        "lowest utilisation at p <= 1e-5 = 1.0 against >= 0.8: margin +0.2"
+    )
+
+
 def test_a_reading_stands_next_to_an_inconclusive_verdict_only_and_is_not_a_verdict(tmp_path):
     claim = load_registry()[0]
     kwargs = {"claim": claim, "statistic": ("phi (%)", 19.0), "bounds": (30.0, 50.0)}
@@ -248,4 +283,4 @@ def test_a_reading_stands_next_to_an_inconclusive_verdict_only_and_is_not_a_verd
     write_tex([inconclusive, decided], tmp_path / "t.tex", caption="Claims.")
     text = (tmp_path / "t.tex").read_text()
     assert text.count("reading, not a verdict: far from the tolerance") == 1
-    assert text.count("phi (\\%) 19 against 30 to 50: margin -11") == 2
+    assert text.count("phi (\\%) = 19 against 30 to 50: margin -11") == 2

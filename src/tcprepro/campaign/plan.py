@@ -38,6 +38,7 @@ from tcprepro.campaign.cost import (  # the UML route's run model lives with ns-
 from tcprepro.campaign.runs import Run, cell_name, is_cached
 from tcprepro.emulation.routes import VM, Route, get_route
 from tcprepro.errors import ConfigError
+from tcprepro.yamlfile import load_yaml
 
 __all__ = [
     "CLUSTER_CORES",
@@ -62,6 +63,7 @@ __all__ = [
     "simulate_job_s",
     "study_budgets",
     "tier_cost",
+    "tier_emulation",
     "twin_claims",
     "uml_calibrations",
     "uml_ratio",
@@ -620,6 +622,23 @@ TIER_COMMANDS = {
     "paper": "make figures PROFILE=paper",
     "verify": "snakemake --profile workflow/profiles/verify claims_tables",
 }
+
+
+def tier_emulation(tier: str, profiles: str | Path = "workflow/profiles") -> str:
+    """What a tier's command does with the emulated figures: ``auto``, ``include`` or ``exclude``.
+
+    Its profile's ``emulation=`` setting (``workflow/profiles/<tier>/config.yaml``), or
+    the workflow's default, ``auto``, when the profile sets none.
+    """
+    path = Path(profiles) / tier / "config.yaml"
+    if not path.exists():
+        return "auto"
+    settings = load_yaml(path.read_text()).get("config") or []
+    for item in settings:
+        key, _, value = str(item).partition("=")
+        if key.strip() == "emulation":
+            return value.strip()
+    return "auto"
 
 
 @dataclass(frozen=True)

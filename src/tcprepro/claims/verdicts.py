@@ -101,19 +101,23 @@ class Margin:
         return "misses" if -self.distance <= self.scale else "far from"
 
     def tolerance_text(self) -> str:
-        """``"30 to 50"``, ``">= 90"`` or ``"<= 30"``."""
+        """``"30 to 50"``, ``">= 90"`` or ``"<= 1000"``."""
         if self.low is not None and self.high is not None:
-            return span(self.low, self.high, "{:.3g}", " to ")
+            return span(self.low, self.high, "{:g}", " to ")
         if self.low is not None:
-            return f">= {self.low:.3g}"
-        return f"<= {self.high:.3g}"
+            return f">= {self.low:g}"
+        return f"<= {self.high:g}"
 
     def text(self) -> str:
-        """``"phi (%) 19 against 30 to 50: margin -11"``."""
-        return (
-            f"{self.name} {self.value:.3g} against {self.tolerance_text()}: margin "
-            f"{self.distance:+.3g}"
-        )
+        """``"phi (%) = 19 against 30 to 50: margin -11"``.
+
+        The value is printed to the margin's last decimal, so that the two agree
+        (``99.99 against >= 90: margin +9.99``, not ``100``).
+        """
+        margin = f"{self.distance:+.3g}"
+        decimals = len(margin.partition(".")[2]) if "e" not in margin else 0
+        value = f"{self.value:.{decimals}f}" if "e" not in margin else f"{self.value:.3g}"
+        return f"{self.name} = {value} against {self.tolerance_text()}: margin {margin}"
 
 
 @dataclass(frozen=True)

@@ -204,15 +204,20 @@ def _cores(costs: Iterable[Cost]) -> tuple[int, int]:
 def _tier_table(
     tier: str,
     tiers: Mapping[str, Cost],
-    emulated: Mapping[str, tuple[int, float]] | None = None,
+    emulated: Mapping[str, tuple[int, float] | None] | None = None,
+    builds: Mapping[str, float] | None = None,
 ) -> str:
     """What to run next: each tier's runs, cost and command.
 
     ``tiers``: their costs (:func:`tcprepro.campaign.plan.tier_cost`); ``emulated``: each
-    tier's emulated runs and their wall time on the UML route
-    (:func:`tcprepro.campaign.plan.emulated_cost`), a column of their own.
+    tier's emulated runs and their wall time alone on the UML route
+    (:func:`tcprepro.campaign.plan.emulated_cost`), None for a tier whose profile leaves
+    them out; ``builds``: the wall time of each tier's command on the local cores, both
+    halves sharing them (:func:`tcprepro.campaign.plan.build_wall_s`; default: the
+    simulations' alone).
     """
     emulated = emulated or {}
+    builds = builds or {}
     cores, cluster = _cores(tiers.values())
     lines = [
         r"\subsection{What to run next}\label{sec:next}",
@@ -221,27 +226,32 @@ def _tier_table(
         r"settings on exactly the cells the claims read, and decides a claim below it left "
         r"inconclusive. Runs, simulated time and wall times are those of \texttt{tcprepro plan} "
         r"(its cost model, calibrated per study on a measured sample of the quick tier, "
-        r"\texttt{tcprepro bench}): on "
-        rf"{cores} local cores, and as cluster jobs on {cluster} cores (docs/cluster.md). "
-        r"The emulated twins run with real Linux TCP on this machine: their runs and their "
-        rf"wall time alone on the UML route (virtual clock, one boot a figure, {cores} figures "
-        r"side by side) when none is cached. A build shares its cores between both halves, "
-        r"longest job first: its wall time lies between the larger of the two and their sum "
-        r"(\texttt{tcprepro plan} gives it).",
+        r"\texttt{tcprepro bench}) when nothing is cached. "
+        rf"\emph{{{cores} cores}}: the command's runs on {cores} local cores, its simulations "
+        r"and its emulated twins sharing the cores, longest job first (drawing the figures and "
+        r"this report add a few minutes, BENCHMARKS.md). "
+        rf"\emph{{{cluster} cluster cores}}: the simulations as cluster jobs (docs/cluster.md). "
+        r"\emph{Emulated}: the twins' runs with real Linux TCP on this machine and their wall "
+        rf"time alone on the UML route (virtual clock, one boot a figure, {cores} figures side "
+        r"by side); ``left out'' where the tier's profile sets \texttt{emulation=exclude}.",
         "",
         r"\begin{center}\small",
         r"\begin{tabular}{@{}lrrrrrP{0.34\linewidth}@{}}",
-        rf"\toprule Tier & Runs & Simulated & {cores} cores & {cluster} cluster cores & "
-        r"Emulated & Command \\ \midrule",
+        rf"\toprule Tier & Runs & Simulated & Emulated & {cores} cores & {cluster} cluster cores & "
+        r"Command \\ \midrule",
     ]
     for name, cost in tiers.items():
         mark = r"\textbf{" + tex(name) + "}" if name == tier else tex(name)
-        runs, wall_s = emulated.get(name, (0, 0.0))
-        twins = f"{runs}, {duration_text(wall_s)}" if runs else "none"
+        twins = emulated.get(name, (0, 0.0))
+        if twins is None:
+            twins_text = "left out"
+        else:
+            runs, wall_s = twins
+            twins_text = f"{runs}, {duration_text(wall_s)}" if runs else "none"
         lines.append(
-            rf"{mark} & {cost.runs} & {duration_text(cost.simulated_s)} & "
-            rf"{duration_text(cost.local_s)} & {duration_text(cost.cluster_s)} & "
-            rf"{twins} & {_command(TIER_COMMANDS[name])} \\"
+            rf"{mark} & {cost.runs} & {duration_text(cost.simulated_s)} & {twins_text} & "
+            rf"{duration_text(builds.get(name, cost.local_s))} & {duration_text(cost.cluster_s)} & "
+            rf"{_command(TIER_COMMANDS[name])} \\"
         )
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{center}", ""]
     return "\n".join(lines) + "\n"

@@ -17,9 +17,11 @@ import xarray as xr
 from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig
 from tcprepro.campaign.plan import (
+    build_wall_s,
     claim_costs,
     emulated_cost,
     tier_cost,
+    tier_emulation,
 )
 from tcprepro.claims.history import read_records
 from tcprepro.errors import ConfigError
@@ -179,7 +181,11 @@ def _glance_tex(
     """
     claim_ids = [row["claim"] for row in verdicts]
     tiers = {t: tier_cost(config, t) for t in PLAN_TIERS} if plan else {}
-    emulated = {t: emulated_cost(config, t) for t in PLAN_TIERS} if plan else {}
+    # per tier, what its command emulates (None: its profile leaves the twins out) and its
+    # whole wall time on the local cores
+    emulates = {t: tier_emulation(t) != "exclude" for t in PLAN_TIERS} if plan else {}
+    emulated = {t: emulated_cost(config, t) if on else None for t, on in emulates.items()}
+    builds = {t: build_wall_s(config, t, route="uml" if on else None) for t, on in emulates.items()}
     decide = claim_costs(config, claim_ids) if plan else {}
     return (
         _glance(
@@ -189,7 +195,8 @@ def _glance_tex(
             statuses,
             runs_text,
             verdicts,
-            _tier_table(tier, tiers, emulated) + _main_deviations(config, tier, list(simulated)),
+            _tier_table(tier, tiers, emulated, builds)
+            + _main_deviations(config, tier, list(simulated)),
         )
         + _decide_table(decide, {r["claim"]: r["verdict"] for r in verdicts})
         + _glossary()
