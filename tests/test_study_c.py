@@ -400,7 +400,8 @@ def test_a_claim_on_runs_without_drops_per_flow_reads_the_retransmissions_named_
     assert float(cubic["retransmission_probability"]) == pytest.approx(2.0 / 1400.0)
     result = _claims("C3.1", ds, "C-c3")
     assert result.verdict == "reproduced", result.value
-    assert "lowest retransmission (drops not recorded per flow) probability in 2/2" in result.value
+    assert "lowest retransmission probability in 2/2 cells" in result.value
+    assert "retransmissions, as these runs do not record drops per flow" in result.coverage
     # and the other way round it fails: YeAH retransmits the most
     for cell in cells.values():
         cell["lost_pkts"] = (3.0, 3.0) if cell["queue_pkts"] == 10.0 else (1.0, 1.0)

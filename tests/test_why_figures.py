@@ -13,6 +13,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pytest
+import xarray as xr
 
 from conftest import compile_report_inputs
 from synthetic import synthetic_run
@@ -174,6 +175,51 @@ def test_an_inconclusive_claim_gets_a_figure_of_exactly_the_run_its_criterion_na
     assert re.search(r"\\caption\{\\textbf\{Why T-1\.\} The traces of the run the unmet", item)
     assert r"\label{why:T-1}" in item
     assert r"\item[T-2]" not in tex
+
+
+def test_a_counted_flow_is_named_by_its_variant_and_number_and_its_run_name():
+    """B5.1's ``reno: {count: 2}`` gives ``reno0``, ``reno1``: the legend reads "Reno,
+    flow 1 (reno0)", the run name the "why" text cites kept after it; a variant by its
+    report name."""
+    ds = t_figure(reps=1).assign_coords(flow=["reno0", "reno1"])
+    scenario = json.dumps({"id": "t", "flows": {"reno": {"count": 2, "variant": "newreno"}}})
+    ds["run_config"] = xr.full_like(ds["run_config"], scenario, dtype=object)
+    ds["flow_variant"] = xr.full_like(ds["flow_variant"], "NewReno", dtype=object)
+    fig = run_trace(ds, {"up": "NewReno", "down": "NewReno"}, 0)
+    labels = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    assert "Reno, flow 1 (reno0)" in labels
+    assert "Reno, flow 2 (reno1)" in labels
+    matplotlib.pyplot.close(fig)
+    # a flow the scenario names itself keeps its name
+    fig = run_trace(t_figure(reps=1), {"up": "NewReno", "down": "NewReno"}, 0)
+    labels = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    assert "up (CUBIC)" in labels, labels  # its variant by its report name
+    matplotlib.pyplot.close(fig)
+
+
+def test_an_inconclusive_claims_figure_is_the_run_its_why_names_not_its_explained_cell():
+    """A-c1's "why" names the run with the fewest loss events; its figure drew the first
+    cell of its explanation (another run) instead."""
+    claim = t_claim(
+        "T-1",
+        "why_test_reproduced",
+        regime={"min_loss_events": 3},
+        explain="why_test_explain",
+        explain_args={"cells": [{"figure": "T1", "up": "NewReno", "down": "NewReno"}]},
+    )
+    (result,) = check_claims({"T1": t_figure()}, registry=[claim], resamples=0)
+    cell, rep, flow = QUIET
+    assert result.verdict == "inconclusive"
+    assert "fewest 0: T1, up=Vegas, down=Cubic, rep 1, flow up" in result.explanation
+    assert result.trace == TracedRun("T1", cell, rep, flow, "the run the unmet criterion names")
+
+
+def test_a_criterion_of_one_loss_event_reads_as_no_loss_event():
+    registry = [t_claim("T-1", "why_test_reproduced", regime={"min_loss_events": 1})]
+    (result,) = check_claims({"T1": t_figure()}, registry=registry, resamples=0)
+    assert result.verdict == "inconclusive"
+    assert "no loss event in the measured window for 1 of 16 flow-runs" in result.explanation
+    assert "fewer than 1" not in result.explanation
 
 
 def test_a_buffer_far_above_its_queue_is_named_in_the_caption_not_drawn():

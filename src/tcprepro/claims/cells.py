@@ -327,9 +327,11 @@ def unmet_regime(
         checked = totals[key]
         where = _where(figure, labels)
         if key == "loss":
+            least = int(regime["min_loss_events"])
+            none = "no loss event" if least == 1 else f"fewer than {least} loss events"
             text = (
-                f"fewer than {regime['min_loss_events']} loss events in the measured window "
-                f"for {count(n_fail, checked, 'flow-run')} (fewest {worst:.0f}: {where})"
+                f"{none} in the measured window for {count(n_fail, checked, 'flow-run')} "
+                f"(fewest {worst:.0f}: {where})"
             )
         elif key == "slow start":
             text = (
@@ -406,7 +408,7 @@ def describe_cells(
     cells: Sequence[Mapping[str, Any]], datasets: Mapping[str, xr.Dataset], limit: int = 3
 ) -> str:
     """What the traces of the claim's first ``limit`` present cells show (a "why" line)."""
-    parts = []
+    parts, retransmitted = [], False
     for figure, wanted in claim_cells(cells).items():
         ds = datasets.get(figure)
         if ds is None:
@@ -415,6 +417,7 @@ def describe_cells(
             if len(parts) == limit:
                 break
             s = measures.cell_summary(run)
+            retransmitted |= not np.isfinite(s["loss_pct"])
             parts.append(
                 f"{figure} ({run.attrs['cell']}): bulk goodput {s['goodput_mbps']:.1f} Mb/s, "
                 + (
@@ -426,8 +429,7 @@ def describe_cells(
                 + (
                     f"and {s['loss_pct']:.2f} % loss per flow "
                     if np.isfinite(s["loss_pct"])
-                    else f"and {s['retx_pct']:.2f} % retransmitted per flow (drops not "
-                    "recorded per flow) "
+                    else f"and {s['retx_pct']:.2f} % retransmitted per flow "
                 )
                 + f"in {s['window_s']:g} s "
                 f"({s['rtts']:.0f} RTTs); {s['queue_link']} queue {s['queue_pkts']:.1f} of "
@@ -435,4 +437,7 @@ def describe_cells(
             )
     if not parts:
         return ""
-    return "Means over the measurement window and repetitions: " + "; ".join(parts) + "."
+    note = " (retransmitted: these runs do not record drops per flow)" if retransmitted else ""
+    return (
+        "Means over the measurement window and repetitions" + note + ": " + "; ".join(parts) + "."
+    )

@@ -103,15 +103,14 @@ def _judge(
         why = "inconclusive at this tier: " + "; ".join(u.text for u in unmet)
         if decide and tier not in DECIDING_TIERS:
             why += f". Decided by {decide}"
-        # the trace: the run the check names as failing, else the cells the claim's
-        # explanation is about, else the run furthest from the regime
+        # the trace: the run the "why" names (the first unmet criterion's, furthest from
+        # the regime), else the run the check names as failing, else the cells the
+        # claim's explanation is about
         explained = claim.explain_args.get("cells")
-        trace = result.trace or (
-            first_present_run(explained, datasets, "the first explained cell that ran")
-            if explained
-            else None
-        )
-        return replace(result, verdict="inconclusive", explanation=why, trace=trace or unmet[0].run)
+        trace = unmet[0].run or result.trace
+        if trace is None and explained:
+            trace = first_present_run(explained, datasets, "the first explained cell that ran")
+        return replace(result, verdict="inconclusive", explanation=why, trace=trace)
     explanation, trace = "", None
     if result.verdict == "inconclusive":  # the check's own: a part with no run in its regime
         explanation = result.explanation

@@ -73,7 +73,7 @@ def c_yeah_flows_converge(
     return ClaimResult(
         "; ".join(parts),
         _verdict(ok),
-        f"{len(runs)} repetition(s)",
+        plural(len(runs), "repetition"),
         statistic=("slowest convergence (RTTs)", slowest),
         bounds=(None, float(max_rtts)),
     )
@@ -120,7 +120,7 @@ def c_yeah_against_reno(
     return ClaimResult(
         "; ".join(parts),
         _verdict(ok),
-        f"{len(runs)} repetition(s)",
+        plural(len(runs), "repetition"),
         statistic=("YeAH's mean share of the goodput", float(np.mean(shares))),
         bounds=(float(low), float(high)),
     )
@@ -167,11 +167,14 @@ def c_yeah_low_stress_full_utilisation(
     value = (
         f"lowest mean queue in {ratio(int(queue_ok.sum()), n)} (YeAH / best other: "
         f"median {np.nanmedian(ratio_queue):.2f}); lowest "
-        f"{'loss' if measured else 'retransmission (drops not recorded per flow)'} probability in "
-        f"{int(loss_ok.sum())}/{n}; utilisation >= {min_utilisation:.0%} in "
-        f"{int(util_ok.sum())}/{n} (min {np.nanmin(util):.0%}, median {np.median(util):.0%})"
+        f"{'loss' if measured else 'retransmission'} probability in "
+        f"{ratio(int(loss_ok.sum()), n)}; utilisation >= {min_utilisation:.0%} in "
+        f"{ratio(int(util_ok.sum()), n)} (min {np.nanmin(util):.0%}, median {np.median(util):.0%})"
     )
-    return ClaimResult(value, _verdict(bool(ok)), f"{plural(n)}, against {', '.join(rivals)}")
+    against = ", ".join(rivals)
+    if not measured:
+        against += "; retransmissions, as these runs do not record drops per flow"
+    return ClaimResult(value, _verdict(bool(ok)), f"{plural(n)}, against {against}")
 
 
 @check

@@ -25,9 +25,11 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from tcprepro.analysis import regime as measures
+from tcprepro.analysis.crosscheck import flow_names
 from tcprepro.claims.tables import WhyFigure
 from tcprepro.claims.verdicts import ClaimResult
 from tcprepro.figures.common import FONT_PT, TEXT_WIDTH_IN, Drawn, drawn, record, save_figure
+from tcprepro.variants import variant_label
 
 __all__ = ["HEIGHT_IN", "WIDTH_IN", "run_trace", "select_run", "write_why_figures"]
 
@@ -143,7 +145,8 @@ def run_trace(
         ax.set_xlim(0.0, duration)
         ax.set_xlabel("time (s)")
 
-    ticked = _window_panel(ax_cwnd, run, time, with_window, colours, flow, mss)
+    numbers = {name: about.get("number") for name, about in flow_names(ds).items()}
+    ticked = _window_panel(ax_cwnd, run, time, with_window, colours, flow, mss, numbers)
     queue_colours, dropped, above = _queue_panel(ax_queue, run, time, links, crossed, colours)
     ticked = ticked or dropped
     _legend(fig, ax_cwnd, queue_colours, len(above) < len(links), ticked)
@@ -172,8 +175,14 @@ def _window_panel(
     colours: Mapping[str, Any],
     flow: str | None,
     mss: float,
+    numbers: Mapping[str, int | None],
 ) -> bool:
-    """Each flow's congestion window, its losses ticked above; whether any tick was drawn."""
+    """Each flow's congestion window, its losses ticked above; whether any tick was drawn.
+
+    A counted flow's legend entry is its variant's report name and number, its run name
+    (which the "why" text cites) after it: ``Reno, flow 1 (reno0)``; ``numbers``: each counted
+    flow's (:func:`tcprepro.analysis.crosscheck.flow_names`).
+    """
     unit = mss if np.isfinite(mss) else 1e3
     peak = 0.0
     ticked = False
@@ -181,13 +190,15 @@ def _window_panel(
         window = run["cwnd_bytes"].sel(flow=name).values / unit
         peak = max(peak, float(np.nanmax(window)))
         named = name == flow
-        variant = _text(run["flow_variant"].sel(flow=name))
+        variant = variant_label(_text(run["flow_variant"].sel(flow=name)))
         ax_cwnd.plot(
             time,
             window,
             color=colours[name],
             lw=1.4 if named else 0.8,
-            label=f"{name} ({variant})",
+            label=f"{variant}, flow {numbers[name]} ({name})"
+            if numbers.get(name)
+            else f"{name} ({variant})",
             gid=f"cwnd:{name}",
         )
         lost = run["lost_data_pkts"].sel(flow=name).fillna(0.0)
