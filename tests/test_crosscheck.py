@@ -357,3 +357,15 @@ def test_the_legend_names_counted_flows_by_variant_and_number_never_by_instance_
     assert "reno1" not in rows
     plain = crosscheck.compare(named, named, 10, 0.2)
     assert [flow_label(plain, f) for f in ("down", "up")] == ["down", "up"]
+    # the other sweep values as the report prints them (X2's "YeahPaper", "14ms")
+    assert [
+        crosscheck.cell_text(plain, dim, value)
+        for dim, value in [
+            ("protocol", "YeahPaper"),
+            ("protocol", "Htcp"),
+            ("rtt", "14ms"),
+            ("recv_buffer", "16MiB"),
+            ("buffer", 1.0),
+            ("sack", True),
+        ]
+    ] == ["YeAH", "H-TCP", "14 ms", "16 MiB", "1.0", "True"]

@@ -40,6 +40,7 @@ from tcprepro import metrics
 from tcprepro.analysis import study_c
 from tcprepro.analysis.common import transfers_carried_load
 from tcprepro.latex import escape as tex
+from tcprepro.units import format_quantity
 from tcprepro.variants import variant_label
 
 __all__ = [
@@ -556,6 +557,30 @@ def _longtable(columns: str, caption: str, header: str, rows: list[str]) -> list
     ]
 
 
+#: a sweep value with a unit (``14ms``, ``16MiB``, ``1Gbps``): printed as the report does
+_QUANTITY = re.compile(r"\d[\d.]*[A-Za-z/]+")
+
+
+def cell_text(table: pd.DataFrame, dim: str, value: object) -> str:
+    """A cell's sweep value as the report prints it.
+
+    A flow by its legend name (:func:`flow_label`), a variant by its report name
+    (``YeahPaper`` -> ``YeAH``), a quantity with its unit apart (``14ms`` -> ``14 ms``);
+    anything else as it is.
+    """
+    text = str(value)
+    if dim == "flow":
+        return flow_label(table, text)
+    if _QUANTITY.fullmatch(text):
+        return format_quantity(text)
+    return variant_label(text)
+
+
+def _head(dims: list[str]) -> str:
+    """The sweep columns' header: ``recv_buffer`` -> ``recv buffer``."""
+    return " & ".join(tex(d.replace("_", " ")) for d in dims)
+
+
 def _views_tex(views: pd.DataFrame, figure: str) -> list[str]:
     """The views' table (:func:`compare_views`) as a second longtable."""
     dims = list(views.columns[: list(views.columns).index("view")])
@@ -566,7 +591,7 @@ def _views_tex(views: pd.DataFrame, figure: str) -> list[str]:
     )
     pairs = views[["metric", "tolerance"]].drop_duplicates().itertuples(index=False)
     tolerances = "; ".join(_tolerance_tex(metric, tolerance) for metric, tolerance in pairs)
-    head = " & ".join(tex(d) for d in dims)
+    head = _head(dims)
     star = r"$^\ast$"
     caption = (
         rf"\caption{{\textbf{{{tex(figure)}, its views.}} ns-3 vs emulation on the same runs: "
@@ -583,7 +608,7 @@ def _views_tex(views: pd.DataFrame, figure: str) -> list[str]:
             change = change if change == "--" else rf"$\times${change}"
         else:
             change = _fmt(row["difference"], "+" + spec)
-        cells = " & ".join(tex(str(row[d])) for d in dims)
+        cells = " & ".join(tex(cell_text(views, d, row[d])) for d in dims)
         rows.append(
             f"{cells} & {tex(label)} & {_fmt(row['ns3'], spec)} & {_fmt(row['emu'], spec)} & "
             f"{change}{star if outside else ''} & {tex(row['fidelity'])} " + r"\\"
@@ -610,7 +635,7 @@ def write_tex(
     tol_util = rf"$\pm${tol_pp:g} percentage points" + (
         rf" and $\pm${tol_rel * 100:g}\% of the ns-3 value" if tol_rel is not None else ""
     )
-    head = " & ".join(tex(d) for d in dims)
+    head = _head(dims)
     rel_head = r" (\%)" if tol_rel is not None else ""
     caption = (
         rf"\caption{{\textbf{{{tex(figure)}.}} ns-3 vs emulation (Mininet, real Linux TCP): "
@@ -632,9 +657,7 @@ def write_tex(
             r"$^\ast$" if outside and row["util_ok"] is not np.nan and not row["util_ok"] else ""
         )
         mark_r = r"$^\ast$" if outside and row["rtt_ok"] is not np.nan and not row["rtt_ok"] else ""
-        cells = " & ".join(
-            tex(flow_label(table, str(row[d])) if d == "flow" else str(row[d])) for d in dims
-        )
+        cells = " & ".join(tex(cell_text(table, d, row[d])) for d in dims)
         util = f"{_fmt(row['ns3_util_pct'], '.1f')} & {_fmt(row['emu_util_pct'], '.1f')}"
         rtt = f"{_fmt_ms(row['ns3_rtt_ms'])} & {_fmt_ms(row['emu_rtt_ms'])}"
         diff = _fmt(row["diff_pp"], "+.1f")
