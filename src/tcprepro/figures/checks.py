@@ -17,7 +17,8 @@ figure with one of these defects is never written:
 ``title``
     A plot title (the figure's suptitle, or a panel's title when there is no
     suptitle) without its catalogue id: the figure's own id (``A1``, ``B5.10``,
-    ``C3.5``, ``D4``, ``X1``...) when the figure is named by one, else any id.
+    ``C3.5``, ``D4``, ``X1``...) when the figure is named by one (and no title at
+    all then), else any id.
 ``text over data``
     A text drawn in a panel (an annotation or label, not a title, tick or axis
     label) whose box contains a data point or crosses a drawn line.
@@ -472,10 +473,9 @@ def _title_texts(fig: Figure, panels: list[Axes]) -> list[tuple[str, str]]:
 
 
 def _title_defects(fig: Figure, panels: list[Axes], name: str) -> list[Defect]:
-    titles = _title_texts(fig, panels)
+    titles, own = _title_texts(fig, panels), CATALOGUE_ID.fullmatch(name)
     if not titles:
-        return []
-    own = CATALOGUE_ID.fullmatch(name)
+        return [Defect("title", f"no title names the figure's id {name}")] if own else []
     if any(t[0] == "suptitle" for t in titles):
         checked = titles
     else:  # panel titles: the figure's id in one of them (the first panel's, usually)

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure, SubFigure
 from tcprepro import metrics
 from tcprepro.analysis import study_a as analysis_a
 from tcprepro.analysis.common import first_scenario
+from tcprepro.claims.glossary import span
 from tcprepro.figures import paper_values
 from tcprepro.figures.common import (
     FONT_PT,
@@ -407,8 +408,9 @@ def _response_axes(
         load_text = f"\nload {_pct(load)}"
         if not measured.empty:
             at = measured[(measured["up"] == up) & np.isclose(measured["load"], load)]
-            if len(at):
-                load_text += f", measured {_pct(float(at['offered_load'].median()))}"
+            if len(at):  # the repetitions' range: a median of two hides 8 % and 146 %
+                low, high = 100 * at["offered_load"].min(), 100 * at["offered_load"].max()
+                load_text += f", measured {span(low, high, '{:.0f}', '–', ' %')}"
     ax.set_title(f"upload {up}{load_text}")
 
 

@@ -227,7 +227,9 @@ def buffer_windows_figure(
     return record(fig, facts)
 
 
-def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) -> Figure:
+def buffer_model_figure(
+    table: pd.DataFrame, thesis_throughput: pd.DataFrame, figure_id: str = "D2"
+) -> Figure:
     """D2: measured against predicted throughput of the buffer-limited cells, and the error.
 
     Parameters
@@ -236,6 +238,8 @@ def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) ->
         :func:`tcprepro.analysis.study_d.buffer_table` (one or more backends).
     thesis_throughput
         The thesis's Tables 3.4-3.5 (``reference.load("makassikis2006_throughput")``).
+    figure_id
+        ``D2`` (ns-3) or ``D2.1`` (emulated), for the title.
     """
     limited = table[table["buffer_limited"]]
     fig, (left, right) = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 3.2), layout="constrained")
@@ -297,8 +301,9 @@ def buffer_model_figure(table: pd.DataFrame, thesis_throughput: pd.DataFrame) ->
     for ax in (left, right):
         ax.grid(alpha=0.3)
     _outside_legend(fig, [left, right])
+    suptitle(fig, f"{figure_id}: measured against predicted throughput of the buffer-limited runs")
     facts = Drawn(panels=2, panels_drawn=2, cells_drawn=len(limited)).say(
-        f"{len(limited)} buffer-limited run(s) of {len(table)}.",
+        f"{len(limited)} buffer-limited {'run' if len(limited) == 1 else 'runs'} of {len(table)}.",
         _backends_statement(table),
     )
     return record(fig, facts)
@@ -515,6 +520,7 @@ def volume_figure(
         ax.set_xlabel("volume (bytes)")
         ax.grid(alpha=0.3)
     _outside_legend(fig, [left])
+    suptitle(fig, "D4: throughput of one transfer against its volume")
     within = f"within {tolerance:.0%} of" if tolerance is not None else "close to"
     facts = Drawn(panels=2, panels_drawn=2, cells_drawn=len(table)).say(
         f"Series: {'; '.join(series)}.",
