@@ -354,6 +354,7 @@ def test_the_provenance_says_which_runs_came_from_an_imported_bundle():
     import numpy as np
     import xarray as xr
 
+    from tcprepro.claims.glossary import wording_problems
     from tcprepro.paper import _provenance
 
     def combined(keys, created):
@@ -373,8 +374,13 @@ def test_the_provenance_says_which_runs_came_from_an_imported_bundle():
         return ds
 
     here = _provenance({"D1": combined(["k1", "k2"], ["2026-01-01", "2026-01-02"])})
-    assert "Every run was simulated by this build's workflow" in here
+    assert "Every run was made by this build's workflow" in here
+    assert "2026-01-01 to 2026-01-02" in here
     assert r"& here \\" in here
+    # runs of one day: one date, not a range with equal ends
+    one_day = _provenance({"D1": combined(["k1", "k2"], ["2026-01-02", "2026-01-02"])})
+    assert "6.1; 2026-01-02 &" in one_day
+    assert not wording_problems(one_day)
     source = {
         "bundle": "paper.tar",
         "tier": "paper",

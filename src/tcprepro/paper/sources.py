@@ -11,6 +11,7 @@ from typing import Any
 
 import xarray as xr
 
+from tcprepro.claims.glossary import span
 from tcprepro.latex import escape as tex
 
 
@@ -32,9 +33,11 @@ def _source_text(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] |
     """Where this build's data came from: simulated here, or imported from a trace bundle."""
     if not source:
         return (
-            r"\paragraph{Source of the data.} Every run was simulated by this build's workflow "
-            r"(no trace bundle imported); the hosts that ran them are in "
-            r"Table~\ref{tab:provenance}." + "\n"
+            r"\paragraph{Source of the data.} Every run was made by this build's workflow "
+            r"(no trace bundle imported): simulated with ns-3, or emulated with real Linux TCP "
+            r"(D1.1's runs). The kernel, code and dates of each figure's runs are in "
+            r"Table~\ref{tab:provenance}; a cross-check's (X1 to X14) are those of its ns-3 "
+            r"side, its emulated runs' in its own table." + "\n"
         )
     runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in combined.values())
     bundled = sum(_from_bundle(ds, source) for ds in combined.values())
@@ -86,7 +89,8 @@ def _provenance(combined: Mapping[str, xr.Dataset], source: Mapping[str, Any] | 
         kernels = sorted({str(k) for k in ds["run_kernel"].values.ravel() if k})
         created = sorted(str(c) for c in ds["run_created"].values.ravel() if c)
         code = ", ".join(commits) + (" (dirty tree)" if dirty else "")
-        dates = f"{', '.join(kernels)}; {created[0][:10]} to {created[-1][:10]}" if created else ""
+        days = span(created[0][:10], created[-1][:10], "{}", " to ") if created else ""
+        dates = f"{', '.join(kernels)}; {days}" if created else ""
         n_runs = int(ds.attrs.get("n_runs", 0))
         bundled = _from_bundle(ds, source)
         origin = (
