@@ -71,7 +71,10 @@ class WorkflowConfig:
     _derived: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def derived(self, name: str, compute: Callable[[], Any]) -> Any:
-        """A value computed once from this config (the plan's calibrations), by ``name``."""
+        """A value computed once from this config, by ``name``.
+
+        The plan's calibrations and emulated jobs.
+        """
         if name not in self._derived:
             self._derived[name] = compute()
         return self._derived[name]

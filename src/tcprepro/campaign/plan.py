@@ -240,16 +240,22 @@ def _emulated_jobs(
 ) -> tuple[int, list[float]]:
     """A tier's emulated runs and each figure's job time when none is cached.
 
-    The twins and D1.1, or the emulated runs of ``figures``.
+    The twins and D1.1, or the emulated runs of ``figures``; computed once per config
+    (the report's tier table asks for them twice per tier).
     """
-    runs, jobs = 0, []
-    calibration = uml_calibrations(config)
-    for figure in config.simulated_figures if figures is None else figures:
-        emulated = config.runs(figure, tier, "mininet")
-        if emulated:
-            runs += len(emulated)
-            jobs.append(emulate_job_s(emulated, route, calibration))
-    return runs, jobs
+    wanted = tuple(config.simulated_figures if figures is None else figures)
+
+    def compute() -> tuple[int, list[float]]:
+        runs, jobs = 0, []
+        calibration = uml_calibrations(config)
+        for figure in wanted:
+            emulated = config.runs(figure, tier, "mininet")
+            if emulated:
+                runs += len(emulated)
+                jobs.append(emulate_job_s(emulated, route, calibration))
+        return runs, jobs
+
+    return config.derived(f"emulated_jobs:{tier}:{get_route(route).name}:{wanted}", compute)
 
 
 def emulated_cost(
