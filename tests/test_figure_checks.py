@@ -179,6 +179,13 @@ def test_a_title_without_the_figures_catalogue_id_fails(title, suptitle, fails):
     assert checks == (["title"] if fails else [])
 
 
+def test_the_placeholder_of_a_figure_not_run_needs_no_title():
+    """B5.2 at the smoke tier: none of its cases ran; its small stand-in draws no data."""
+    from tcprepro.figures.study_b_common import _nothing_run
+
+    assert _checks(_nothing_run("B5.2", 6), "B5.2", untitled_ok=False)[0] == []
+
+
 def test_a_trace_figure_named_by_a_claim_needs_some_catalogue_id_in_its_title():
     fig, ax = plt.subplots()
     _time_series(ax)

@@ -16,9 +16,8 @@ figure with one of these defects is never written:
     no colour bar of the same colormap and normalisation.
 ``title``
     A plot title (the figure's suptitle, or a panel's title when there is no
-    suptitle) without its catalogue id: the figure's own id (``A1``, ``B5.10``,
-    ``C3.5``, ``D4``, ``X1``...) when the figure is named by one (and no title at
-    all then), else any id.
+    suptitle) without its catalogue id: the figure's own id (``A1``, ``B5.10``, ``C3.5``,
+    ``D4``...) when it is named by one (then no title at all, if it drew data), else any.
 ``text over data``
     A text drawn in a panel (an annotation or label, not a title, tick or axis
     label) whose box contains a data point or crosses a drawn line.
@@ -474,8 +473,9 @@ def _title_texts(fig: Figure, panels: list[Axes]) -> list[tuple[str, str]]:
 
 def _title_defects(fig: Figure, panels: list[Axes], name: str) -> list[Defect]:
     titles, own = _title_texts(fig, panels), CATALOGUE_ID.fullmatch(name)
-    if not titles:
-        return [Defect("title", f"no title names the figure's id {name}")] if own else []
+    if not titles:  # a placeholder of a figure not run (no data drawn) needs none
+        drew = any(next(_data_artists(ax), None) is not None for ax in panels)
+        return [Defect("title", f"no title names the figure's id {name}")] if own and drew else []
     if any(t[0] == "suptitle" for t in titles):
         checked = titles
     else:  # panel titles: the figure's id in one of them (the first panel's, usually)
