@@ -534,3 +534,8 @@ def test_the_abstract_counts_ns3_simulations_only():
     assert numbers["nRuns"] == "40"
     assert numbers["simHours"] == f"{40 * 90.0 / 3600:.1f}"
     assert numbers["nPendingCells"] == "1"
+    # the abstract names the emulated runs only when the build has some (smoke: none)
+    assert "runs with real Linux TCP" in numbers["emulatedRuns"]
+    ns3_only = {"D1": combined["D1"]}
+    numbers = _numbers(config, "smoke", ["D1"], {"D1": statuses["D1"]}, ns3_only, "")
+    assert numbers["emulatedRuns"] == " (no emulated figure: this build left them out)"

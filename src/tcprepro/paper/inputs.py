@@ -132,7 +132,8 @@ def _numbers(
     r"""The numbers the prose quotes, by macro name (``numbers.tex``: ``\repro<Name>``).
 
     The runs and simulated hours are the ns-3 simulations': an emulated-only figure's
-    dataset (D1.1) holds emulated runs, which the abstract does not count as simulations.
+    dataset (D1.1) holds emulated runs, which the abstract does not count as simulations;
+    it names them when the build has one (``emulatedRuns``).
     """
     simulated = {f: ds for f, ds in combined.items() if "ns3" in config.backends(config.source(f))}
     n_runs = sum(int(ds.attrs.get("n_runs", 0)) for ds in simulated.values())
@@ -141,9 +142,16 @@ def _numbers(
         float(ds.attrs.get("duration_s", 0)) * int(ds.attrs.get("n_runs", 0))
         for ds in simulated.values()
     )
+    emulated = any("mininet" in config.backends(config.source(f)) for f in combined)
     return {
         "tier": tier,
         "nRuns": str(n_runs),
+        "emulatedRuns": (
+            " and, for the emulated figures (D1.1, D2.1 and the Linux side of the cross-checks "
+            "X1 to X14), runs with real Linux TCP"
+            if emulated
+            else " (no emulated figure: this build left them out)"
+        ),
         "nFigures": str(sum(s.included for s in statuses.values())),
         "nArtefacts": str(len(order)),
         "simHours": f"{sim_seconds / 3600:.1f}",
