@@ -235,6 +235,11 @@ def test_calibration_sample_simulates_every_strideth_run_of_each_study_in_batche
         assert row["wall_s"] > row["loop_s"] > 0
         assert row["mib"] > 0
     assert sorted(sample["studies"]) == sorted(config.studies())
+    # per figure, the same runs: one each here, their times summing to the studies'
+    assert all(row["runs"] == 1 for row in sample["figures"].values())
+    assert sum(row["wall_s"] for row in sample["figures"].values()) == pytest.approx(
+        sum(row["wall_s"] for row in sample["studies"].values())
+    )
     assert len(sample["processes"]) == min(
         os.cpu_count() or 1, sum(row["runs"] for row in sample["studies"].values())
     )

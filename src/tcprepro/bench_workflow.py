@@ -110,7 +110,8 @@ def calibration_sample(
     temporary copy of the workflow from empty data. Per study: the runs, their simulated
     seconds, their wall seconds in the batch (each run's own, from the manifests), their
     event loops' seconds (the datasets' ``wall_time_s``) and their datasets' MiB; per
-    process: its wall time and its start-up (the process's wall time less its runs').
+    figure, its runs and their wall seconds; per process: its wall time and its start-up
+    (the process's wall time less its runs').
     """
     from tcprepro.campaign import load_workflow_config
     from tcprepro.campaign.cost import estimate_wall_s
@@ -179,12 +180,18 @@ def calibration_sample(
                 "loop_s": loop_s,
                 "mib": sum((Path(tmp) / run.path).stat().st_size for run in mine) / 2**20,
             }
+    figures: dict[str, dict[str, Any]] = {}  # the same runs per figure (FIGURE_MEASURED_QUICK)
+    for run in runs:
+        entry = figures.setdefault(run.figure, {"runs": 0, "wall_s": 0.0})
+        entry["runs"] += 1
+        entry["wall_s"] += run_wall[run.path]
     return {
         "stride": stride,
         "tier": tier,
         "cores": cores,
         "wall_s": wall,
         "studies": studies,
+        "figures": figures,
         "processes": processes,
     }
 
