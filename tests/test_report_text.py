@@ -141,6 +141,17 @@ def test_each_tier_says_whether_its_command_emulates(tmp_path):
         "verify": "exclude",
         "paper": "auto",
     }
+    # what the smoke command builds: no cross-check, its ns-3 side neither
+    from tcprepro.campaign.emulated import emulated_figures
+    from tcprepro.campaign.plan import tier_cost
+
+    config = _config()
+    kept = [f for f in config.simulated_figures if f not in emulated_figures(config)]
+    assert "X1" in config.simulated_figures
+    assert "X1" not in kept
+    counted = tier_cost(config, "smoke", figures=kept).runs
+    assert counted == sum(len(config.runs(f, "smoke")) for f in kept)
+    assert counted < tier_cost(config, "smoke").runs
     # a profile without the setting, or no profile: the workflow's default
     (tmp_path / "x").mkdir()
     (tmp_path / "x/config.yaml").write_text("config:\n  - tier=x\ncores: all\n")

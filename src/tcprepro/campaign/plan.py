@@ -692,13 +692,20 @@ def runs_cost(
 
 
 def tier_cost(
-    config: WorkflowConfig, tier: str, cores: int = 2, cluster_cores: int = CLUSTER_CORES
+    config: WorkflowConfig,
+    tier: str,
+    cores: int = 2,
+    cluster_cores: int = CLUSTER_CORES,
+    figures: Iterable[str] | None = None,
 ) -> Cost:
     """The simulated runs of a whole tier and their :class:`Cost` (the verify tier: every claim).
 
-    The budget :func:`budget_report` prints, without the emulated runs.
+    The budget :func:`budget_report` prints, without the emulated runs. ``figures``: only
+    those (a build that leaves out the emulated figures leaves out the cross-checks' ns-3
+    side too).
     """
-    runs = [run for figure in config.simulated_figures for run in config.runs(figure, tier)]
+    wanted = config.simulated_figures if figures is None else figures
+    runs = [run for figure in wanted for run in config.runs(figure, tier)]
     return runs_cost(config, runs, cores, cluster_cores)
 
 

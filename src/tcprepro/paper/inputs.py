@@ -16,6 +16,7 @@ import xarray as xr
 
 from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig
+from tcprepro.campaign.emulated import emulated_figures
 from tcprepro.campaign.plan import (
     build_wall_s,
     claim_costs,
@@ -188,12 +189,21 @@ def _glance_tex(
     After what to run next, the main deviations of the ``simulated`` figures.
     """
     claim_ids = [row["claim"] for row in verdicts]
-    tiers = {t: tier_cost(config, t) for t in PLAN_TIERS} if plan else {}
-    # per tier, what its command emulates (None: its profile leaves the twins out) and its
-    # whole wall time on the local cores
+    # per tier, what its command builds: without the emulated figures (None: the twins left
+    # out, their ns-3 sides too) where its profile excludes them; its runs' wall time on
+    # the local cores
     emulates = {t: tier_emulation(t) != "exclude" for t in PLAN_TIERS} if plan else {}
+    skipped = set(emulated_figures(config))
+    built = {
+        t: None if on else [f for f in config.simulated_figures if f not in skipped]
+        for t, on in emulates.items()
+    }
+    tiers = {t: tier_cost(config, t, figures=built[t]) for t in emulates}
     emulated = {t: emulated_cost(config, t) if on else None for t, on in emulates.items()}
-    builds = {t: build_wall_s(config, t, route="uml" if on else None) for t, on in emulates.items()}
+    builds = {
+        t: build_wall_s(config, t, route="uml" if on else None, figures=built[t])
+        for t, on in emulates.items()
+    }
     decide = claim_costs(config, claim_ids) if plan else {}
     return (
         _glance(
