@@ -207,7 +207,7 @@ def test_the_figure_draws_the_strip_and_states_the_numbers_it_drew():
     # each panel's title: the target and the repetitions' measured range, not a median
     # that no run measured
     titles = {ax.get_title() for ax in response_axes}
-    assert f"load 50 %, measured {low.min():.0f}–{low.max():.0f} %" in " ".join(titles)
+    assert f"load 50 %\nmeasured {low.min():.0f}–{low.max():.0f} %" in " ".join(titles)
     assert f"{CAPACITY_BPS / 1e6:.2f} Mb/s" in text
     # nothing in a statement is a number the data did not give: the percentages are these
     stated = {int(p) for p in re.findall(r"(\d+) %", text)}

@@ -401,7 +401,7 @@ def _response_axes(
     if y_range is not None:
         ax.set_ylim(*y_range)
     ax.set_ylabel("mean response time (s)" if column == 0 else "")
-    # two lines: four panels side by side leave no room for one; the load the
+    # three lines: four panels side by side leave no room for one; the load the
     # transfers measured beside the target, which a short run can miss widely
     load_text = ""
     if load is not None:
@@ -410,7 +410,7 @@ def _response_axes(
             at = measured[(measured["up"] == up) & np.isclose(measured["load"], load)]
             if len(at):  # the repetitions' range: a median of two hides 8 % and 146 %
                 low, high = 100 * at["offered_load"].min(), 100 * at["offered_load"].max()
-                load_text += f", measured {span(low, high, '{:.0f}', '–', ' %')}"
+                load_text += f"\nmeasured {span(low, high, '{:.0f}', '–', ' %')}"
     ax.set_title(f"upload {up}{load_text}")
 
 
