@@ -33,8 +33,12 @@ BAD_FIXTURES = [
     "B-c1: 1/1 cells",
     "fragile: 3 of 4 resamples agree; phi (%) 19 (95 % interval 19 to 19)",
     "rep 0: cwnd < count_reno never; Slow mode nan% of the time after",
+    "1 repetition(s)",  # C-c1's coverage
+    "14 variant(s) drawn.",  # B5.12's caption
+    "fewer than 1 loss events in the measured window",  # C-c4's why
 ]
 GOOD_STRINGS = [
+    "fewer than 3 loss events in the measured window; time (s) on the x axis",
     "reach 99.5-100.0 % of the goodput capacity",
     "measured/Mathis 0.85-0.91",
     "Westwood+ >= Reno in 3 of 4 cells (75%)",

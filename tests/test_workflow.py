@@ -494,6 +494,18 @@ def test_smoke_captions_state_what_was_drawn_and_the_tier(smoke_run):
     assert "4 of 16 cells" in captions["A1"][1]
 
 
+def test_no_generated_text_of_the_smoke_report_reads_as_a_bug(smoke_run):
+    """Issue 34: no range with equal ends, no "of 1 cells", no "run(s)", no "fewer than 1
+    loss events" in any generated part of the report (claims, captions, tables, glance)."""
+    from tcprepro.claims.glossary import wording_problems
+
+    workdir, _ = smoke_run
+    parts = sorted((workdir / "paper/generated").glob("*.tex"))
+    assert len(parts) >= 10
+    found = {p.name: wording_problems(p.read_text()) for p in parts}
+    assert {name: problems for name, problems in found.items() if problems} == {}
+
+
 def _source(workdir, figure):
     from tcprepro.campaign import load_workflow_config
 

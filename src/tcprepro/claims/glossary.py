@@ -80,6 +80,8 @@ _EQUAL_RANGE = re.compile(
 )
 _NAN = re.compile(r"\bnan ?%|\bnan\b(?= (?:s|ms|Mb/s|RTTs|segments|of))")
 _OF_ONE = re.compile(r"\bof 1 cells\b|(?<![\d.])1 cells\b|(?<![\d/])1/1 cells\b")
+#: a plural left to the reader ("2 run(s)") or a bound of one ("fewer than 1 loss events")
+_UNCOUNTED = re.compile(r"\b[a-z]+\(s\)|\bfewer than 1 [a-z]+s\b")
 
 
 def span(low: float, high: float, fmt: str = "{:.2f}", sep: str = "-", unit: str = "") -> str:
@@ -111,7 +113,10 @@ def ratio(k: int, n: int, noun: str = "cell") -> str:
 
 
 def wording_problems(text: str) -> list[str]:
-    """What reads as a bug in generated ``text``: equal-end ranges, "of 1 cells", "nan%"."""
+    """What reads as a bug in generated ``text``.
+
+    Equal-end ranges, "of 1 cells", "nan%", "run(s)", "fewer than 1 loss events".
+    """
     problems = []
     for match in _EQUAL_RANGE.finditer(text):
         ends = re.split(r"\s*(?:-|–|to)\s*", match[0].lstrip("+-"), maxsplit=1)
@@ -119,6 +124,7 @@ def wording_problems(text: str) -> list[str]:
             problems.append(f"a range with equal ends: {match[0]!r}")
     problems += [f"a count of one in the plural: {m[0]!r}" for m in _OF_ONE.finditer(text)]
     problems += [f"a number not computed: {m[0]!r}" for m in _NAN.finditer(text)]
+    problems += [f"a count not worded: {m[0]!r}" for m in _UNCOUNTED.finditer(text)]
     return problems
 
 

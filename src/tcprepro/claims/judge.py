@@ -85,7 +85,8 @@ def _judge(
         return ClaimResult("—", "pending", claim.pending or "its model is not built", claim)
     missing = [f for f in claim.requires if f not in datasets]
     if missing:
-        reason = f"figure(s) {', '.join(missing)} not run in this build"
+        reason = f"{'figure' if len(missing) == 1 else 'figures'} {', '.join(missing)} not run"
+        reason += " in this build"
         return ClaimResult("—", "not run", reason, claim)
     cells = ""
     if claim.cells:

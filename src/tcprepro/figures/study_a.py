@@ -20,7 +20,7 @@ from matplotlib.figure import Figure, SubFigure
 from tcprepro import metrics
 from tcprepro.analysis import study_a as analysis_a
 from tcprepro.analysis.common import first_scenario
-from tcprepro.claims.glossary import span
+from tcprepro.claims.glossary import plural, span
 from tcprepro.figures import paper_values
 from tcprepro.figures.common import (
     FONT_PT,
@@ -96,7 +96,7 @@ def utilisation_grid(
         _stated_rtts(figure),
     )
     if missing:
-        facts.say(f"{len(missing)} cell(s) pending (model not built yet): grey boxes.")
+        facts.say(f"{plural(len(missing))} pending (model not built yet): grey boxes.")
     return record(fig, facts)
 
 

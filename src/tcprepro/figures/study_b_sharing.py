@@ -17,6 +17,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from tcprepro.analysis import study_b as analysis_b
+from tcprepro.claims.glossary import plural
 from tcprepro.figures import paper_values
 from tcprepro.figures.common import (
     FONT_PT,
@@ -196,7 +197,7 @@ def throughput_loss(ds: xr.Dataset, figure_id: str, buffer: int) -> Figure:
         cells_drawn=drawn,
         selection={"buffer": [buffer], "flows": [1]},
     ).say(
-        f"{drawn} variant(s) drawn.",
+        f"{plural(drawn, 'variant')} drawn.",
         spread_statement(n_reps, "Points: mean over repetitions; horizontal bars"),
     )
     return record(fig, facts)

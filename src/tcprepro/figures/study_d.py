@@ -19,6 +19,7 @@ import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from tcprepro.claims.glossary import plural
 from tcprepro.figures.common import (
     MAX_HEIGHT_IN,
     TEXT_WIDTH_IN,
@@ -95,13 +96,13 @@ def _backends_statement(table: pd.DataFrame) -> str:
     flagged = int((table["fidelity_ok"] == 0).sum()) if "fidelity_ok" in table else 0
     text = f"Backend: {', '.join(names)}."
     if flagged:
-        text += f" Hollow markers: {flagged} run(s) the fidelity gate flagged."
+        text += f" Hollow markers: {plural(flagged, 'run')} the fidelity gate flagged."
     if "send_buffer_held" in table:
         unheld = table[~table["send_buffer_held"].astype(bool)]
         if len(unheld):
             times = unheld["peak_window_bytes"] / unheld["sndbuf_granted_bytes"]
             text += (
-                f" Framed in black: {len(unheld)} cell(s) where the kernel did not hold the"
+                f" Framed in black: {plural(len(unheld))} where the kernel did not hold the"
                 " sender to its send buffer (peak bytes in flight up to"
                 f" {float(times.max()):.0f} times the buffer it granted), which the claims"
                 " leave out."

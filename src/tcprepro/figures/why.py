@@ -159,7 +159,7 @@ def run_trace(
         f"Run: {figure_id}, {cell_text}, repetition {rep}.",
         f"Left: congestion window of each flow in {size}{named}; ticks at the top mark the "
         f"{interval:g} s sampling intervals in which the flow lost data segments.",
-        f"Right: queue of the link direction(s) the run's flows cross ({queues}), in packets, "
+        f"Right: queue of each link direction the run's flows cross ({queues}), in packets, "
         f"{_buffer_text(links, above)}; ticks mark intervals with drops there.",
         f"The run lasts {duration:g} s; its first {warmup:g} s are warm-up (shaded), the "
         f"claim is measured on the remaining {duration - warmup:g} s.",
