@@ -180,7 +180,7 @@ def calibration_sample(
                 "loop_s": loop_s,
                 "mib": sum((Path(tmp) / run.path).stat().st_size for run in mine) / 2**20,
             }
-    figures: dict[str, dict[str, Any]] = {}  # the same runs per figure (FIGURE_MEASURED_QUICK)
+    figures: dict[str, dict[str, Any]] = {}  # the same runs per figure
     for run in runs:
         entry = figures.setdefault(run.figure, {"runs": 0, "wall_s": 0.0})
         entry["runs"] += 1

@@ -115,8 +115,10 @@ class Margin:
         (``99.99 against >= 90: margin +9.99``, not ``100``).
         """
         margin = f"{self.distance:+.3g}"
-        decimals = len(margin.partition(".")[2]) if "e" not in margin else 0
-        value = f"{self.value:.{decimals}f}" if "e" not in margin else f"{self.value:.3g}"
+        if "e" in margin:
+            value = f"{self.value:.3g}"
+        else:
+            value = f"{self.value:.{len(margin.partition('.')[2])}f}"
         return f"{self.name} = {value} against {self.tolerance_text()}: margin {margin}"
 
 

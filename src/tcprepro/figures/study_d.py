@@ -304,7 +304,7 @@ def buffer_model_figure(
     _outside_legend(fig, [left, right])
     suptitle(fig, f"{figure_id}: measured against predicted throughput of the buffer-limited runs")
     facts = Drawn(panels=2, panels_drawn=2, cells_drawn=len(limited)).say(
-        f"{len(limited)} buffer-limited {'run' if len(limited) == 1 else 'runs'} of {len(table)}.",
+        f"{plural(len(limited), 'buffer-limited run')} of {len(table)}.",
         _backends_statement(table),
     )
     return record(fig, facts)

@@ -143,7 +143,7 @@ def _numbers(
         float(ds.attrs.get("duration_s", 0)) * int(ds.attrs.get("n_runs", 0))
         for ds in simulated.values()
     )
-    emulated = any("mininet" in config.backends(config.source(f)) for f in combined)
+    emulated = not set(emulated_figures(config)).isdisjoint(combined)
     return {
         "tier": tier,
         "nRuns": str(n_runs),
