@@ -8,6 +8,8 @@ inside the tolerance must give ``reproduced`` and a margin of at least 0, the va
 :data:`tcprepro.claims.verdicts.WITHOUT_MARGIN`.
 """
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -196,6 +198,28 @@ def c_c2(monkeypatch, share):
     return {"C1": _c1("NewReno")}
 
 
+def c_c3(monkeypatch, queue_share):
+    """C3.1's six (RTT, buffer) cells: YeAH's loss always the lowest, its utilisation 95 %,
+    its queue the lowest in ``queue_share`` of the cells (the smallest share of the three)."""
+    rtts, buffers = ["14ms", "60ms", "650ms"], [0.1, 1.0]
+    lowest = round(queue_share * 6)
+    queue = np.array([[1.0 if i * 2 + j < lowest else 9.0 for j in range(2)] for i in range(3)])
+
+    def values(yeah, other):
+        return (("protocol", "rtt", "buffer", "rep"), np.stack([yeah, other])[..., None])
+
+    table = xr.Dataset(
+        {
+            "queue_pkts": values(queue, np.full((3, 2), 5.0)),
+            "loss_probability": values(np.full((3, 2), 1e-4), np.full((3, 2), 1e-3)),
+            "utilisation": values(np.full((3, 2), 0.95), np.full((3, 2), 0.95)),
+        },
+        coords={"protocol": ["YeahPaper", "Cubic"], "rtt": rtts, "buffer": buffers, "rep": [0]},
+    )
+    monkeypatch.setattr(study_c.analysis_c, "pair_metrics", lambda ds: table)
+    return {"C3.1": EMPTY}
+
+
 def c_c4(monkeypatch, utilisation):
     table = xr.Dataset(
         {"utilisation": (("protocol", "loss", "rep"), [[[utilisation]] * 2])},
@@ -277,6 +301,7 @@ MARGIN_FIXTURES = {
     "B-c10": (b_c10, 2.0, 1.2),
     "C-c1": (c_c1, 500.0, 2000.0),
     "C-c2": (c_c2, 0.5, 0.2),
+    "C-c3": (c_c3, 5 / 6, 3 / 6),
     "C-c4": (c_c4, 0.9, 0.5),
     "D-c1": (d_c1, 25.0, 40.0),
     "D-c2": (d_c2, 0.95, 0.5),
@@ -309,3 +334,82 @@ def test_a_claim_without_margin_prints_none(monkeypatch):
     result = _check("A-c7", {"A1": EMPTY, "A2": EMPTY})
     assert result.verdict in ("reproduced", "not reproduced")
     assert result.margin is None
+
+
+# ---- the reading of a claim in several parts ----------------------------------------------
+
+
+def test_a_claim_meets_its_tolerance_in_its_reading_only_if_every_part_does(monkeypatch):
+    """B-c8: Reno's pair inside 9.6-15 Mb/s (its margin's part), the (5, 10) pair below the
+    19 Mb/s it must exceed: an inconclusive verdict's reading misses, naming that part."""
+    cells = {"AIMD.1.2": (12.0, 0.001), "AIMD.1.10": (19.5, 0.01), "AIMD.5.10": (17.8, 0.015)}
+    data = _grid(monkeypatch, {**cells, "AIMD.10.10": (18.2, 0.02)})
+    result = _check("B-c8", data)
+    assert result.verdict == "not reproduced"
+    assert result.margin.reading == "meets"  # the headline part alone
+    undecided = replace(result, verdict="inconclusive")
+    assert undecided.reading == "misses"
+    assert undecided.reading_text() == (
+        "reading, not a verdict: misses the tolerance in 1 of 4 parts: 5/10: 17.8 Mb/s"
+    )
+    # every part inside: it meets, and names no part
+    held = _check("B-c8", b_c8(monkeypatch, 12.0))
+    assert replace(held, verdict="inconclusive").reading_text() == (
+        "reading, not a verdict: meets the tolerance"
+    )
+
+
+def test_a_check_that_did_not_hold_never_reads_meets_under_an_inconclusive_verdict(monkeypatch):
+    """The regime makes the verdict inconclusive; the check's own outcome (every part of the
+    tolerance) is kept, and a headline inside the tolerance of a check that failed misses."""
+    from tcprepro.claims import cells as cells_module
+    from tcprepro.claims.cells import TracedRun, Unmet
+    from tcprepro.claims.judge import _judge
+
+    unmet = [Unmet("too few loss events", TracedRun("B5.16", {}))]
+    monkeypatch.setattr(cells_module, "unmet_regime", lambda regime, cells, data: unmet)
+    monkeypatch.setattr(cells_module, "cell_coverage", lambda cells, data: _Covered())
+    claim = replace(_claim("B-c8"), regime={"min_loss_events": 3})
+    data = _grid(monkeypatch, {"AIMD.1.2": (12.0, 0.001), "AIMD.5.10": (17.8, 0.015)})
+    result = _judge(claim, data, resamples=0, tier="quick")
+    assert result.verdict == "inconclusive"
+    assert result.held is False
+    assert result.reading == "misses"
+    assert "5/10: 17.8 Mb/s" in result.reading_text()
+
+
+class _Covered:
+    present, total = 1, 1
+
+    def text(self):
+        return "1 cell"
+
+
+def test_c_c3_has_a_reading_beside_its_inconclusive_verdict(monkeypatch):
+    """C-c3 (three shares of cells) holds its smallest share to the tolerance's 2/3."""
+    result = replace(_check("C-c3", c_c3(monkeypatch, 2 / 6)), verdict="inconclusive")
+    assert result.margin is not None
+    assert result.reading_text() == (
+        "reading, not a verdict: far from the tolerance in 1 of 3 parts: lowest mean queue in "
+        "2/6 cells"
+    )
+
+
+def test_the_grid_claims_quote_the_fair_target_the_figure_draws(monkeypatch):
+    """B-c8/B-c9 quote the fair target from the function the figure's dashed line reads
+    (the available capacity's mean at their buffer); no registry text states its own."""
+    for claim_id, fixture in (("B-c8", b_c8), ("B-c9", b_c9)):
+        data = fixture(monkeypatch, 12.0 if claim_id == "B-c8" else 17.0)
+        data = {"B5.16": data["B5.16"].assign_coords(buffer=[20, 100])}
+        capacity = xr.DataArray([[23.7e6, 23.7e6], [30e6, 30e6]], dims=("buffer", "rep"))
+        capacity = capacity.assign_coords(buffer=[20, 100])
+        monkeypatch.setattr(
+            study_b.analysis_b,
+            "available_capacity_bps",
+            lambda ds, capacity=capacity: capacity.sel(buffer=ds["buffer"].values),
+        )
+        result = _check(claim_id, data)
+        assert result.value.startswith("fair target 23.7 Mb/s; "), result.value
+        claim = _claim(claim_id)
+        for text in (claim.text, claim.tolerance, claim.metric):
+            assert "fair target 2" not in text, text

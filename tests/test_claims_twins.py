@@ -266,3 +266,21 @@ def test_the_second_verdict_keeps_the_claims_table_within_the_page(ns3, tmp_path
     boxes = [b for b in overfull_boxes(log) if "claims_T" in b[0]]
     assert all(width <= OVERFULL_LIMIT_PT for _, width, _ in boxes), boxes
     assert "<<generated generated/claims_T.tex>>" in log  # the boxes were attributed
+
+
+def test_a_twin_deciding_where_ns3_is_inconclusive_says_its_runs_met_the_regime():
+    """Both verdicts apply the claim's regime to their own runs (C-c4: inconclusive in
+    ns-3, where a flow lost nothing in its window; reproduced on Linux, whose runs lost):
+    the twin's verdict says that its runs met the criteria the ns-3 runs missed."""
+    short = a_figure("A2", grid((95, 40)), rtt_s=0.7, duration_s=60.0)  # about 80 RTTs
+    result = judge(short, {"X9": emulated(grid((95, 40)))})["A-c5"]
+    assert result.verdict == "inconclusive"
+    assert result.emulated.verdict == "reproduced"
+    assert result.emulated.explanation.startswith(
+        "its runs meet the claim's regime criteria at this tier (at least 3 loss events per "
+        "flow in the measured window, every flow past its first slow start, 300 RTTs measured)"
+        ", which the ns-3 runs miss"
+    )
+    # a twin whose verdict agrees with a decided ns-3 verdict says nothing of the kind
+    long = a_figure("A2", grid((95, 40)), rtt_s=0.7)
+    assert judge(long, {"X9": emulated(grid((95, 40)))})["A-c5"].emulated.explanation == ""

@@ -74,6 +74,19 @@ def test_crosscheck_marks_disagreements_flags_and_cells_not_emulated(tmp_path):
     assert len(fig.axes) == 2
 
 
+def test_the_table_caption_says_its_ns3_column_is_the_twins_own_runs(tmp_path):
+    """X10's ns-3 column is X10's runs, not B5.20's (other runs of the same cells, whose
+    values differ): the caption says so, and no number of the figure's is implied."""
+    from tcprepro.analysis import crosscheck
+
+    cells = {"NewReno": (8e6, 1e6)}
+    table = crosscheck.compare(_combined(cells), _combined(cells), utilisation_pp=10, rtt_rel=0.2)
+    tex = crosscheck.write_tex(table, tmp_path / "x.tex", "X10").read_text()
+    caption = tex.split(r"\caption{", 1)[1].split(r"\label", 1)[0]
+    assert "The ns-3 column: X10's own ns-3 runs" in caption
+    assert "not the runs of the figure it cross-checks" in caption
+
+
 def test_a_cells_total_row_follows_its_own_flows():
     """The table reads cell by cell: each cell's flows, then its total."""
     from tcprepro.analysis import crosscheck

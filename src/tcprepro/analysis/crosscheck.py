@@ -53,6 +53,7 @@ __all__ = [
     "compare_views",
     "flow_label",
     "flow_names",
+    "ns3_column",
     "summary",
     "write_csv",
     "write_tex",
@@ -617,6 +618,22 @@ def _views_tex(views: pd.DataFrame, figure: str) -> list[str]:
     return _longtable("l" * len(dims) + "lrrrl", caption, header, rows)
 
 
+def ns3_column(figure: str) -> str:
+    """What a cross-check table's ns-3 column is: the twin's own ns-3 runs.
+
+    The rule compares ``data/combined/<figure>.nc`` with its emulated runs: the scenario
+    both backends run, not the runs of the catalogue figure it cross-checks. The same
+    cell there is another run (the twin's scenario may differ in what its notes state,
+    in hosts no flow uses or in its trace interval, and so in its random draws), so its
+    values may differ from that figure's though both use the same metrics.
+    """
+    return (
+        f"The ns-3 column: {figure}'s own ns-3 runs of the scenario both backends run, not "
+        "the runs of the figure it cross-checks, whose values for the same cell may differ "
+        "(other runs: other random draws, and what the twin's notes change)."
+    )
+
+
 def write_tex(
     table: pd.DataFrame,
     path: str | os.PathLike[str],
@@ -639,7 +656,8 @@ def write_tex(
     rel_head = r" (\%)" if tol_rel is not None else ""
     caption = (
         rf"\caption{{\textbf{{{tex(figure)}.}} ns-3 vs emulation (Mininet, real Linux TCP): "
-        rf"utilisation (\%) and mean RTT (ms) per flow. Tolerance: {tol_util}, "
+        rf"utilisation (\%) and mean RTT (ms) per flow. {tex(ns3_column(figure))} "
+        rf"Tolerance: {tol_util}, "
         rf"$\pm${tol_rtt * 100:g}\% RTT. Within tolerance: {counts['util_within']} of "
         rf"{counts['compared']} utilisations, {counts['rtt_within']} of {counts['rtt_compared']} "
         rf"RTTs among runs that passed the fidelity gate; {counts['flagged']} rows flagged by the "

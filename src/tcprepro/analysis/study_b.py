@@ -18,9 +18,12 @@ Definitions
 background load :math:`\rho_b`
     the configured ``load`` of the scenario's traffic generators crossing the
     bottleneck (read from each run's resolved scenario).
-available capacity
+available capacity, the fair target
     :math:`(1 - \rho_b)` times the goodput capacity of the bottleneck
-    (``link_goodput_capacity_bps``): the TCP goodput the background leaves.
+    (``link_goodput_capacity_bps``, the link rate net of the headers): the TCP
+    goodput the background leaves, which the bottlenecked flows would fairly get
+    (:func:`available_capacity_bps`; :func:`fair_target_mbps`, its mean over the
+    runs of a cell or grid, is the figures' dashed line and the value the claims quote).
 :math:`\phi`
     mean total goodput of the bottlenecked flows over the window divided by the
     available capacity (thesis §5.4.3: the fraction of the capacity left by the
@@ -46,6 +49,7 @@ __all__ = [
     "binned",
     "bottlenecked",
     "class_loss_rate",
+    "fair_target_mbps",
     "flows_in_progress",
     "host_sharing",
     "jain",
@@ -90,6 +94,11 @@ def available_capacity_bps(ds: xr.Dataset) -> xr.DataArray:
     """Goodput capacity of the bottleneck left by the background: (1 − ρ_b) x capacity."""
     capacity = ds["link_goodput_capacity_bps"].sel(link=BOTTLENECK, drop=True)
     return (capacity * (1.0 - background_load(ds))).rename("available_capacity_bps")
+
+
+def fair_target_mbps(ds: xr.Dataset) -> float:
+    """The fair target (Mb/s): the available capacity's mean over the runs of ``ds``."""
+    return float(available_capacity_bps(ds).mean()) / 1e6
 
 
 def throughput_bps(ds: xr.Dataset, warmup_s: float | None = None) -> xr.DataArray:

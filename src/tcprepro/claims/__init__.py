@@ -83,8 +83,8 @@ from tcprepro.claims.confidence import _resamples as _resamples
 from tcprepro.claims.judge import CHECKS as CHECKS
 from tcprepro.claims.judge import DECIDING_TIERS as DECIDING_TIERS
 from tcprepro.claims.judge import EXPLAINERS as EXPLAINERS
+from tcprepro.claims.judge import REGIME_WHY, _judge, check
 from tcprepro.claims.judge import SCALE_CRITERIA as SCALE_CRITERIA
-from tcprepro.claims.judge import _judge, check
 from tcprepro.claims.judge import explainer as explainer
 from tcprepro.claims.judge import tier_regime as tier_regime
 from tcprepro.claims.registry import TWIN_KEYS as TWIN_KEYS
@@ -174,5 +174,29 @@ def check_claims(
             continue
         result = _judge(claim, datasets, resamples, tier, (decide or {}).get(claim.id, ""))
         second = _judge_twin(claim, emulated, emulation_note, resamples, tier)
+        if second is not None:
+            second = _regime_met(result, second, tier)
         results.append(replace(result, emulated=second) if second is not None else result)
     return results
+
+
+def _regime_met(result: ClaimResult, second: ClaimResult, tier: str | None) -> ClaimResult:
+    """The twin's verdict, saying that its runs met the regime the ns-3 runs missed.
+
+    Both verdicts apply the same criteria to their own runs (the emulated runs' loss
+    events counted from their recorded random losses and retransmissions,
+    :mod:`tcprepro.analysis.regime`); a twin that decides where ns-3 is inconclusive says
+    so, lest its verdict read as one that skipped them.
+    """
+    from tcprepro.claims.cells import regime_text
+
+    decided = second.verdict in ("reproduced", "not reproduced")
+    regime = tier_regime(second.claim.regime if second.claim else {}, tier)
+    missed = result.verdict == "inconclusive" and result.explanation.startswith(REGIME_WHY)
+    if not missed or not decided or not regime_text(regime):
+        return second
+    met = (
+        f"its runs meet the claim's regime criteria at this tier ({regime_text(regime)}), "
+        "which the ns-3 runs miss"
+    )
+    return replace(second, explanation="; ".join(t for t in (met, second.explanation) if t))

@@ -2,7 +2,11 @@
 
 Each registry entry states, before any run, the *cells* it reads (``cells:``, per
 figure, a list of sweep values per dimension, expanded as their product) and its
-*regime criteria* (``regime:``), in the units :mod:`tcprepro.analysis.regime` measures:
+*regime criteria* (``regime:``), in the units :mod:`tcprepro.analysis.regime` measures.
+An entry may name cells of its product the claim excepts (``except:``, a list of cells,
+e.g. ``[{up: Compound, down: Cubic}]``, the cell a paragraph singles out): they are not
+the claim's cells, so neither its coverage nor its regime criteria count them.
+The criteria:
 
 ``min_loss_events``
     every bulk flow of every run has at least this many loss events in the measured
@@ -39,6 +43,7 @@ from tcprepro.analysis import regime as measures
 from tcprepro.claims.glossary import count
 
 __all__ = [
+    "EXCEPT_KEY",
     "REGIME_KEYS",
     "Coverage",
     "TracedRun",
@@ -48,10 +53,15 @@ __all__ = [
     "describe_cells",
     "first_present_run",
     "present_cells",
+    "regime_text",
+    "spec_dims",
     "unmet_criteria",
     "unmet_regime",
     "validate_claim_cells",
 ]
+
+#: the key of a ``cells:`` entry naming the cells of its product the claim excepts
+EXCEPT_KEY = "except"
 
 REGIME_KEYS = frozenset(
     {
@@ -123,25 +133,42 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def spec_dims(spec: Mapping[str, Any]) -> list[str]:
+    """The sweep dimensions of a ``cells:`` entry (its keys but ``figure`` and ``except``)."""
+    return [d for d in spec if d not in ("figure", EXCEPT_KEY)]
+
+
 def validate_claim_cells(claim_id: str, cells: Sequence[Mapping[str, Any]]) -> None:
-    """Check the shape of a ``cells:`` entry (a figure and a list of values per dimension)."""
+    """Check the shape of a ``cells:`` entry (a figure and a list of values per dimension).
+
+    Each cell of its ``except:`` list names a value of every dimension of the entry, one
+    of the entry's own.
+    """
     for spec in cells:
         if "figure" not in spec:
             raise ValueError(f"{claim_id}: every cells entry names its figure")
-        for dim, values in spec.items():
-            if dim != "figure" and (not isinstance(values, list) or not values):
+        dims = spec_dims(spec)
+        for dim in dims:
+            values = spec[dim]
+            if not isinstance(values, list) or not values:
                 raise ValueError(f"{claim_id}: cells.{dim} must be a non-empty list")
+        for cell in spec.get(EXCEPT_KEY, []):
+            if not isinstance(cell, Mapping) or sorted(cell) != sorted(dims):
+                raise ValueError(f"{claim_id}: cells.{EXCEPT_KEY} names cells by {dims}")
+            if any(cell[d] not in spec[d] for d in dims):
+                raise ValueError(f"{claim_id}: cells.{EXCEPT_KEY} {dict(cell)} is no cell of it")
 
 
 def claim_cells(cells: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Every cell a claim reads, per figure (each entry expanded as a product)."""
+    """Every cell a claim reads, per figure (each entry's product but the cells it excepts)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for spec in cells:
-        dims = [d for d in spec if d != "figure"]
+        dims = spec_dims(spec)
+        excepted = [{d: cell[d] for d in dims} for cell in spec.get(EXCEPT_KEY, [])]
         found = out.setdefault(str(spec["figure"]), [])
         for combo in product(*(spec[d] for d in dims)):
             cell = dict(zip(dims, combo, strict=True))
-            if cell not in found:
+            if cell not in found and cell not in excepted:
                 found.append(cell)
     return out
 
@@ -361,6 +388,26 @@ def unmet_regime(
     return out
 
 
+def regime_text(regime: Mapping[str, Any]) -> str:
+    """The regime criteria in words.
+
+    ``"at least 3 loss events per flow in the measured window, every flow past its first
+    slow start, 300 RTTs measured"``.
+    """
+    parts = []
+    if "min_loss_events" in regime:
+        least = int(regime["min_loss_events"])
+        events = "loss event" if least == 1 else "loss events"
+        parts.append(f"at least {least} {events} per flow in the measured window")
+    if regime.get("past_slow_start"):
+        parts.append("every flow past its first slow start")
+    if "min_rtts" in regime:
+        parts.append(f"{regime['min_rtts']:g} RTTs measured")
+    if "min_completed_transfers" in regime:
+        parts.append(f"{regime['min_completed_transfers']} completed transfers per cell")
+    return ", ".join(parts)
+
+
 def unmet_criteria(
     regime: Mapping[str, Any],
     cells: Sequence[Mapping[str, Any]],
@@ -390,6 +437,8 @@ def first_present_run(
     """
     for spec in cells:
         expanded = {k: v if isinstance(v, list) else [v] for k, v in spec.items() if k != "figure"}
+        if EXCEPT_KEY in spec:
+            expanded[EXCEPT_KEY] = list(spec[EXCEPT_KEY])
         for figure, wanted in claim_cells([{"figure": spec["figure"], **expanded}]).items():
             ds = datasets.get(figure)
             if ds is None:

@@ -54,7 +54,9 @@ GLOSSARY: dict[str, str] = {
     "tolerance, positive inside it, negative outside; printed at every tier.",
     "reading": "next to an inconclusive or fragile verdict, where the value stands against "
     "its tolerance: meets it, misses it (by less than the tolerance's own width), or is far "
-    "from it (by more). Not a verdict: the runs do not meet the claim's regime.",
+    "from it (by more). A claim in several parts meets it only if every part does; otherwise "
+    "the reading names the parts that miss (k of n parts). Not a verdict: the runs do not "
+    "meet the claim's regime.",
     "n/l": "in a table of the paper's values: the paper's cell is not legible in its seed "
     "text, so no paper value is compared.",
     "full": "an artefact drawn on every cell of the paper's grid.",

@@ -45,6 +45,10 @@ def _generic_why(claim: Claim, datasets: Mapping[str, xr.Dataset]) -> str:
     return describe_cells(claim.cells, datasets)
 
 
+#: how the "why" of a verdict the regime made inconclusive begins (the unmet criteria follow)
+REGIME_WHY = "inconclusive at this tier: "
+
+
 #: tiers at the papers' own durations and repetitions: a claim is decided there (R14)
 DECIDING_TIERS = ("verify", "paper")
 
@@ -98,10 +102,12 @@ def _judge(
     result = replace(func(datasets, **claim.args), claim=claim, cells=cells)
     if result.verdict in UNDECIDED:
         return result
+    if result.verdict in ("reproduced", "not reproduced"):  # kept under an inconclusive one
+        result = replace(result, held=result.verdict == "reproduced")
     regime = tier_regime(claim.regime, tier)
     unmet = unmet_regime(regime, claim.cells, datasets) if regime else []
     if unmet:
-        why = "inconclusive at this tier: " + "; ".join(u.text for u in unmet)
+        why = REGIME_WHY + "; ".join(u.text for u in unmet)
         if decide and tier not in DECIDING_TIERS:
             why += f". Decided by {decide}"
         # the trace: the run the "why" names (the first unmet criterion's, furthest from

@@ -121,6 +121,26 @@ def reading_rules() -> dict[str, Mapping[str, str]]:
     return {entry["id"]: entry for entry in load_yaml(text)}
 
 
+def _validate_excepted(
+    claim_id: str, args: Mapping[str, Any], cells: tuple[Mapping[str, Any], ...]
+) -> None:
+    """A check's ``except_cells`` are the cells its ``cells:`` entry excepts.
+
+    One list, read alike by the check, the coverage and the regime criteria.
+    """
+    from tcprepro.claims.cells import EXCEPT_KEY
+
+    if "except_cells" not in args:
+        return
+    figure = args.get("figure")
+    named = [list(spec.get(EXCEPT_KEY, [])) for spec in cells if spec["figure"] == figure]
+    if [dict(c) for c in args["except_cells"]] != [dict(c) for e in named for c in e]:
+        raise ValueError(
+            f"{claim_id}: args.except_cells must be the cells its {figure} cells entry excepts "
+            f"(cells.{EXCEPT_KEY})"
+        )
+
+
 def load_registry(path: str | Path | None = None) -> list[Claim]:
     """Read the registry (the packaged ``registry.yaml`` by default, parsed once)."""
     if path is None:
@@ -147,6 +167,7 @@ def _parsed_registry(text: str) -> tuple[Claim, ...]:
         if unknown_rules:
             raise ValueError(f"{entry['id']}: rules {unknown_rules} are not in the reading guide")
         validate_claim_cells(entry["id"], entry["cells"])
+        _validate_excepted(entry["id"], entry.get("args", {}), entry["cells"])
         _validate_twin(entry["id"], entry["requires"], entry.get("emulated", {}))
         unknown = set(entry.get("regime", {})) - REGIME_KEYS
         if unknown:

@@ -35,7 +35,8 @@ def _pm(mean: float, std: float) -> str:
 
 
 def _coverage(values: xr.DataArray) -> tuple[int, int, str]:
-    flat = values.stack(cell=values.dims)
+    """(cells with a value, cells, their text) of a table or of its stacked ``cell``s."""
+    flat = values if values.dims == ("cell",) else values.stack(cell=values.dims)
     available = int(np.isfinite(flat).sum())
     total = int(flat.size)
     missing = sorted(
@@ -81,13 +82,13 @@ def a_download_utilisation_high(
     """
     table = cell_table(data[figure])
     down = table["down_pct"].where(~table["down"].isin(list(exclude_down)), drop=True)
-    for cell in except_cells:
-        keep = (down["up"] != cell["up"]) | (down["down"] != cell["down"])
-        down = down.where(keep)
-    available, _, coverage = _coverage(down)
+    judged = down.stack(cell=("up", "down"))
+    excepted = [(c["up"], c["down"]) for c in except_cells]
+    judged = judged.isel(cell=[i for i, c in enumerate(judged["cell"].values) if c not in excepted])
+    available, _, coverage = _coverage(judged)
     if available == 0:
         return ClaimResult("—", "not run", coverage)
-    stacked = down.stack(cell=("up", "down")).dropna("cell")
+    stacked = judged.dropna("cell")
     worst = stacked.isel(cell=int(np.argmin(stacked.values)))
     up, dn = worst["cell"].item()
     value = f"min {float(worst):.0f} % (up={up}, down={dn}); mean {float(stacked.mean()):.0f} %"
@@ -449,6 +450,7 @@ def a_response_oversized_and_vegas_upload(
     statistic = ("largest A4/A3 response time ratio in a size bin", ratios[worst])
     # part (a)'s bounds, as it compares them (part (b) counts cases: no bound)
     bounds = (float(min_ratio), None if max_ratio is None else float(max_ratio))
+    text_a = f"(a) largest A4/A3 ratio {ratios[worst]:.2f}"
     if checked == 0:
         return ClaimResult(
             value,
@@ -456,9 +458,16 @@ def a_response_oversized_and_vegas_upload(
             coverage + "; (b) not checkable",
             statistic=statistic,
             bounds=bounds,
+            parts=((text_a, part_a),),
         )
+    text_b = f"(b) Vegas upload fastest in {held} of {checked} cases"
     return ClaimResult(
-        value, _verdict(part_a and part_b), coverage, statistic=statistic, bounds=bounds
+        value,
+        _verdict(part_a and part_b),
+        coverage,
+        statistic=statistic,
+        bounds=bounds,
+        parts=((text_a, part_a), (text_b, part_b)),
     )
 
 
@@ -529,12 +538,18 @@ def a_vegas_download_response(
     coverage = f"load {load:g}" + (f"; not computed: {', '.join(open_parts)}" if open_parts else "")
     if all(st in ("not run", "no bin") for st in statuses):
         return ClaimResult(value, "not run", coverage)
+    judged = [
+        (text, status == "pass")
+        for text, status in zip(parts, statuses, strict=True)
+        if status in ("pass", "fail")
+    ]
     return ClaimResult(
         value,
         _verdict("fail" not in statuses),
         coverage,
         statistic=statistic,
         bounds=statistic_bounds,
+        parts=tuple(judged),
     )
 
 

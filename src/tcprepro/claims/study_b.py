@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import xarray as xr
@@ -71,6 +72,7 @@ def _result(
         coverage,
         statistic=statistic,
         bounds=bounds,
+        parts=tuple((text, bool(ok)) for text, ok in computed),
     )
 
 
@@ -490,6 +492,17 @@ def b_westwood_compromise(
 # ---- B5.16 (AIMD/MIMD grids) ------------------------------------------------------------
 
 
+def _with_fair_target(result: ClaimResult, ds: xr.Dataset, buffer: int) -> ClaimResult:
+    """The grid's result, its value led by the fair target of its buffer's runs.
+
+    The figure's dashed line: :func:`~tcprepro.analysis.study_b.fair_target_mbps`.
+    """
+    if result.value == "—" or "buffer" not in ds.dims or buffer not in ds["buffer"].values:
+        return result
+    target = analysis_b.fair_target_mbps(ds.sel(buffer=buffer))
+    return replace(result, value=f"fair target {target:.1f} Mb/s; {result.value}")
+
+
 def _grid(ds: xr.Dataset, buffer: int, family: str) -> tuple[dict, dict]:
     """Throughput (Mb/s) and loss rate of each (alpha, beta) of one family (means over reps)."""
     cell = _select(analysis_b.throughput_bps(ds) / 1e6, buffer=buffer)
@@ -572,12 +585,13 @@ def b_aimd_grid(
     else:
         parts.append(("too large alpha", None))
         missing.append("three alphas at the largest beta")
-    return _result(
+    result = _result(
         parts,
         sorted(set(missing)),
         (f"AIMD {reno[0]:g}/{reno[1]:g} (Mb/s)", base),
         (float(reno_range[0]), float(reno_range[1])),
     )
+    return _with_fair_target(result, data[figure], buffer)
 
 
 @check
@@ -626,12 +640,13 @@ def b_mimd_grid(
             what=f"MIMD {alpha:g}/{beta:g}",
         ),
     ]
-    return _result(
+    result = _result(
         parts,
         missing,
         (f"MIMD {scalable[0]:g}/{scalable[1]:g} (Mb/s)", base),
         (float(scalable_range[0]), float(scalable_range[1])),
     )
+    return _with_fair_target(result, data[figure], buffer)
 
 
 # ---- B5.20 (pacing) -----------------------------------------------------------------------

@@ -163,6 +163,13 @@ def c_yeah_low_stress_full_utilisation(
     util_ok = util >= min_utilisation
     need = min_cell_fraction * n
     ok = queue_ok.sum() >= need and loss_ok.sum() >= need and util_ok.sum() >= need
+    lost = "loss" if measured else "retransmission"
+    shares = {
+        f"lowest mean queue in {ratio(int(queue_ok.sum()), n)}": queue_ok.sum() / n,
+        f"lowest {lost} probability in {ratio(int(loss_ok.sum()), n)}": loss_ok.sum() / n,
+        f"utilisation >= {min_utilisation:.0%} in {ratio(int(util_ok.sum()), n)}": util_ok.sum()
+        / n,
+    }
     ratio_queue = (yeah["queue_pkts"] / rest["queue_pkts"].min("protocol")).values[cells]
     value = (
         f"lowest mean queue in {ratio(int(queue_ok.sum()), n)} (YeAH / best other: "
@@ -174,7 +181,14 @@ def c_yeah_low_stress_full_utilisation(
     against = ", ".join(rivals)
     if not measured:
         against += "; retransmissions, as these runs do not record drops per flow"
-    return ClaimResult(value, _verdict(bool(ok)), f"{plural(n)}, against {against}")
+    return ClaimResult(
+        value,
+        _verdict(bool(ok)),
+        f"{plural(n)}, against {against}",
+        statistic=("smallest share of the cells a part holds in", float(min(shares.values()))),
+        bounds=(float(min_cell_fraction), None),
+        parts=tuple((text, bool(share * n >= need)) for text, share in shares.items()),
+    )
 
 
 @check
@@ -194,18 +208,29 @@ def c_yeah_robust_to_random_loss(
     yeah = table.sel(protocol="YeahPaper").values
     low = (losses <= max_loss) & np.isfinite(yeah)
     if not low.any():
-        lowest = format_number(max_loss)
-        return ClaimResult("—", "not run", f"no random loss rate <= {lowest} in this build")
+        return ClaimResult(
+            "—", "not run", f"no random loss rate <= {format_number(max_loss)} in this build"
+        )
     ok = bool((yeah[low] >= min_utilisation).all())
+    lowest = format_number(max_loss)
+    judged = [(f"YeAH {yeah[low].min():.0%} at p <= {lowest}", ok)]
     parts = [f"YeAH {u:.0%} at p = {p:g}" for p, u in zip(losses, yeah, strict=True)]
     if reference in present:
         ref = table.sel(protocol=reference).values
         both = np.isfinite(yeah) & np.isfinite(ref)
-        ok &= bool((yeah[both] >= ref[both]).all())
-        parts.append(
-            f"{analysis_c.LABELS.get(reference, reference)}: "
-            + ", ".join(f"{u:.0%}" for u in ref[both])
+        name = analysis_c.LABELS.get(reference, reference)
+        below = [
+            f"p = {p:g}: {u:.2%} vs {r:.2%}"
+            for p, u, r in zip(losses[both], yeah[both], ref[both], strict=True)
+            if u < r
+        ]
+        judged.append(
+            (f"YeAH below {name} at " + ", ".join(below), False)
+            if below
+            else (f"YeAH at least {name}'s at every rate", True)
         )
+        ok &= not below
+        parts.append(f"{name}: " + ", ".join(f"{u:.0%}" for u in ref[both]))
     return ClaimResult(
         "; ".join(parts),
         _verdict(ok),
@@ -215,4 +240,5 @@ def c_yeah_robust_to_random_loss(
             float(yeah[low].min()),
         ),
         bounds=(float(min_utilisation), None),
+        parts=tuple(judged),
     )

@@ -220,6 +220,7 @@ def d_loss_models(
         return (ratio >= low) & (ratio <= high)
 
     parts, missing, holds = [], [], True
+    judged: list[tuple[str, bool]] = []  # each part computed, whether it holds
     statistic = None  # part (a)'s ratio nearest its bounds (part (b) has no scalar bound)
     if rare.empty:
         missing.append(
@@ -231,6 +232,12 @@ def d_loss_models(
         for model in follow_models:
             follow &= within(rare[f"{model}_ratio"])
         holds &= bool(follow.all())
+        judged.append(
+            (
+                f"(a) {glossary.ratio(int(follow.sum()), len(rare))} within ±{follow_pct:g} %",
+                bool(follow.all()),
+            )
+        )
         statistic = _nearest_bound(rare, follow_models, low, high)
         asked = " and ".join(m.capitalize() for m in follow_models)
         where = " with SACK" if sack_only else ""
@@ -275,6 +282,12 @@ def d_loss_models(
             dominant["timeout_share"].min() * 100, dominant["timeout_share"].max() * 100, "{:.0f}"
         )
         holds &= bool(diverge.all())
+        judged.append(
+            (
+                f"(b) {glossary.ratio(int(diverge.sum()), len(dominant))} diverging",
+                bool(diverge.all()),
+            )
+        )
         part = (
             f"(b) timeouts dominate ({shares} % of the time): "
             f"{glossary.ratio(int(diverge.sum()), len(dominant))} where Mathis overestimates by "
@@ -296,7 +309,11 @@ def d_loss_models(
                 [{"figure": figure, **dims}], data, "the first cell where part (b) fails"
             )
     value = ". ".join(parts) if parts else "—"
-    margin = {"statistic": statistic, "bounds": (low, high) if statistic else None}
+    margin = {
+        "statistic": statistic,
+        "bounds": (low, high) if statistic else None,
+        "parts": tuple(judged),
+    }
     if missing and holds:  # a part that fails decides; a part with no cell cannot
         why = "inconclusive: " + "; ".join(missing)
         return ClaimResult(value, "inconclusive", coverage, explanation=why, trace=trace, **margin)

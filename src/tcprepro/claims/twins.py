@@ -12,6 +12,7 @@ from typing import Any
 
 import xarray as xr
 
+from tcprepro.claims.cells import spec_dims
 from tcprepro.claims.judge import _judge
 from tcprepro.claims.registry import Claim
 from tcprepro.claims.verdicts import ClaimResult
@@ -83,7 +84,7 @@ def _check_twin_dataset(claim: Claim, figure: str, ds: xr.Dataset) -> None:
     for spec in claim.cells:
         if spec["figure"] != figure:
             continue
-        absent = [dim for dim in spec if dim != "figure" and dim not in ds.dims]
+        absent = [dim for dim in spec_dims(spec) if dim not in ds.dims]
         if absent:
             raise ValueError(
                 f"{claim.id}: the emulated twin {figure} has no dimension "

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tcprepro.claims.glossary import span
+from tcprepro.claims.glossary import count, span
 from tcprepro.claims.registry import Claim
 
 if TYPE_CHECKING:
@@ -51,7 +51,6 @@ WITHOUT_MARGIN: dict[str, str] = {
     "B-c5": "two variants' phi(1), each against its own value, and their growth with i",
     "B-c6": "four parts (lowest phi, share above 95 %, ranking, B = 625)",
     "B-c7": "three parts (share of cells, small buffer, B = 100)",
-    "C-c3": "three shares of cells (queue, loss, utilisation)",
 }
 
 
@@ -147,6 +146,12 @@ class ClaimResult:
     emulated: ClaimResult | None = None
     #: the bounds (low, high; None: open side) of the tolerance the statistic is held to
     bounds: tuple[float | None, float | None] | None = None
+    #: a claim made of several statements: each computed part (its text, whether it meets
+    #: its part of the tolerance); the headline statistic is one of them
+    parts: tuple[tuple[str, bool], ...] = ()
+    #: whether the check's value met the whole tolerance, every part (None: not decided),
+    #: kept when the claim's regime makes the verdict inconclusive
+    held: bool | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -161,15 +166,36 @@ class ClaimResult:
         return Margin(name, float(value), *self.bounds)
 
     @property
+    def missed_parts(self) -> tuple[str, ...]:
+        """The computed parts that miss their part of the tolerance (their texts)."""
+        return tuple(text for text, ok in self.parts if not ok)
+
+    @property
     def reading(self) -> str:
         """Next to an inconclusive or fragile verdict: ``"meets"``, ``"misses"``, ``"far from"``.
 
-        Not a verdict: where the value stands while the runs miss the claim's regime.
+        Not a verdict: where the value stands while the runs miss the claim's regime. The
+        headline value's place against its bounds (:attr:`margin`), but a claim meets its
+        tolerance only if every part does: a headline inside it with another part outside
+        (or a check that did not hold) reads "misses".
         """
         margin = self.margin
         undecided = self.verdict == "inconclusive" or self.confidence.startswith("fragile")
-        return margin.reading if margin is not None and undecided else ""
+        if margin is None or not undecided:
+            return ""
+        if margin.reading == "meets" and (self.missed_parts or self.held is False):
+            return "misses"
+        return margin.reading
 
     def reading_text(self) -> str:
-        """``"reading, not a verdict: misses the tolerance"`` (empty without a reading)."""
-        return f"reading, not a verdict: {self.reading} the tolerance" if self.reading else ""
+        """``"reading, not a verdict: misses the tolerance in 1 of 4 parts: 5/10: 17.8 Mb/s"``.
+
+        The parts that miss are named, "k of n parts" (empty without a reading).
+        """
+        if not self.reading:
+            return ""
+        text = f"reading, not a verdict: {self.reading} the tolerance"
+        missed = self.missed_parts
+        if missed:
+            text += f" in {count(len(missed), len(self.parts), 'part')}: {'; '.join(missed)}"
+        return text
