@@ -60,6 +60,7 @@ from tcprepro.figures.study_b_common import (
     _nothing_run,
     _row_cwnd,
     describe_case,
+    fit_to_window,
 )
 from tcprepro.figures.study_b_sharing import (
     heat_maps,
@@ -130,9 +131,6 @@ def _row_loss(ax: Axes, run: xr.Dataset) -> None:
     ax.plot(
         rates["time"], rates["background"], color="tab:blue", ls=":", lw=1.2, label="background"
     )
-    peak = float(np.nanmax([rates["bottlenecked"].max(), rates["background"].max(), 0.0]))
-    top = peak * 1.15 if peak > 0 else 0.01  # no loss: a small scale, the zeros visible
-    ax.set_ylim(-0.06 * top, top)
 
 
 _LOSS_CMAP = LinearSegmentedColormap.from_list("loss", ["#ff3030", "#000000"]).with_extremes(
@@ -198,8 +196,17 @@ def _row_throughput(ax: Axes, run: xr.Dataset) -> None:
     background = float(analysis_b.loss_rate(run, "background"))
     text += f"; background loss {background:.2%}"
     ax.set_title(text, loc="left", fontsize=FONT_PT - 2)
-    ax.set_ylim(0, 135)
 
+
+#: the rows whose y axis is scaled to the measured window (:func:`fit_to_window`): their
+#: name in the caption, the format of a clipped warm-up value, the share of the axis under
+#: zero (loss: the zeros visible above the axis), the top when the window draws nothing
+#: above zero
+_FITTED: dict[str, tuple[str, str, float, float]] = {
+    "cwnd": ("cwnd", "{:.0f}", 0.0, 1.0),
+    "throughput": ("throughput", "{:.0f} %", 0.0, 1.0),
+    "loss": ("loss rate", "{:.2g}", 0.06, 0.01),
+}
 
 _ROWS: dict[str, Callable[[Axes, xr.Dataset], None]] = {
     "cwnd": _row_cwnd,
@@ -247,6 +254,7 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         layout="constrained",
     )
     stated: list[paper_values.Mark] = []
+    clipped = 0
     for j, case in enumerate(shown):
         run = runs[case]
         assert run is not None
@@ -258,6 +266,12 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
                 for mark in paper_values.stated_for(figure_id, "phi_pct", case=case):
                     paper_values.draw(ax, middle, mark)
                     stated.append(mark)
+            if row in _FITTED:  # after the marks: they are in the window too
+                _, fmt, below, empty_top = _FITTED[row]
+                peak = fit_to_window(
+                    ax, run.attrs["warmup_s"], fmt, below=below, empty_top=empty_top
+                )
+                clipped += peak is not None
             ax.axvline(run.attrs["warmup_s"], color="0.7", lw=0.6, ls=":")
             if i == 0:
                 ax.set_title(describe_case(case))
@@ -291,7 +305,13 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
     ).say(
         f"Columns: {'; '.join(describe_case(c) for c in shown)}.",
         "First repetition shown." if n_reps > 1 else "",
-        "Dotted vertical line: end of the warm-up.",
+        "Dotted vertical line: end of the warm-up; the "
+        f"{' and '.join(_FITTED[r][0] for r in rows if r in _FITTED)} axes are scaled to what "
+        "follows it.",
+        "A triangle in a line's colour on a panel's top edge: the line leaves the axis during "
+        "the warm-up, up to the value the panel gives."
+        if clipped
+        else "",
         paper_values.caption(stated),
     )
     return record(fig, facts)

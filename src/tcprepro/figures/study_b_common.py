@@ -1,4 +1,4 @@
-r"""What the figures of study B share: labels, one run of a cell, the window row.
+r"""What the figures of study B share: labels, one run of a cell, the window row, the y scale.
 
 Used by the time series (:mod:`tcprepro.figures.study_b`) and the sharing figures
 (:mod:`tcprepro.figures.study_b_sharing`).
@@ -14,10 +14,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from tcprepro.analysis import study_b as analysis_b
 from tcprepro.figures.common import (
+    FONT_PT,
     Drawn,
     empty_panel,
     record,
@@ -139,3 +141,77 @@ def _nothing_run(what: str, panels: int) -> Figure:
     ax.set_xticks([])
     ax.set_yticks([])
     return record(fig, Drawn(panels=panels, panels_drawn=0, cells_drawn=0))
+
+
+#: room above the largest value of the measured window on a time series' y axis
+_HEADROOM = 1.1
+#: a warm-up value above this many times the window's largest is clipped by the axis (a
+#: smaller one the axis takes whole); the band above the window's data, a third of the
+#: axis, holds the note saying so (two lines of small text in a panel 0.8 in high)
+_CLIP_ABOVE = 1.5
+
+
+def _drawn_xy(ax: Axes) -> list[tuple[np.ndarray, np.ndarray, object]]:
+    """The (x, y, colour) of what ``ax`` draws in data coordinates: lines and their points."""
+    out = []
+    for line in ax.get_lines():
+        if line.get_transform() == ax.transData:  # not an axhline's or axvline's
+            x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+            out.append((x, y, line.get_color()))
+    for collection in ax.collections:
+        if isinstance(collection, LineCollection) and collection.get_transform() == ax.transData:
+            for segment in collection.get_segments():
+                xy = np.asarray(segment, dtype=float).reshape(-1, 2)
+                out.append((xy[:, 0], xy[:, 1], collection.get_color()[0]))
+    return out
+
+
+def fit_to_window(
+    ax: Axes, warmup_s: float, fmt: str = "{:.0f}", *, below: float = 0.0, empty_top: float = 1.0
+) -> float | None:
+    """Scale ``ax``'s y axis to what it draws after the warm-up (time > ``warmup_s``).
+
+    The top is the window's largest value with some headroom (``empty_top`` when the
+    window draws nothing above zero), the bottom ``below`` times the top under zero (or the
+    window's smallest value, if lower): every value of the window lies inside. The warm-up
+    stays drawn; a value of it far above the window's (slow start's overshoot) is clipped
+    by the axis, and the panel says so: a triangle on the top edge at the warm-up's
+    largest value, in its line's colour, and "warm-up max" over that value (``fmt``) in the
+    panel's top right corner, above the window's data. Returns that value, or None when
+    nothing is clipped.
+    """
+    drawn = _drawn_xy(ax)
+    window = [y[(x > warmup_s) & np.isfinite(y)] for x, y, _ in drawn]
+    if not any(v.size for v in window):  # a run that ends in its warm-up: all of it
+        window = [y[np.isfinite(y)] for _, y, _ in drawn]
+    values = np.concatenate(window) if window else np.array([])
+    if not values.size:
+        return None
+    highest, lowest = float(values.max()), float(values.min())
+    peak, peak_x, peak_colour = -np.inf, 0.0, None
+    for x, y, colour in drawn:
+        early = (x <= warmup_s) & np.isfinite(y)
+        if early.any() and float(y[early].max()) > peak:
+            k = int(np.flatnonzero(early)[np.argmax(y[early])])
+            peak, peak_x, peak_colour = float(y[k]), float(x[k]), colour
+    clipped = highest > 0 and peak > _CLIP_ABOVE * highest
+    if clipped:
+        top = _CLIP_ABOVE * highest  # the band above the window's data holds the note
+    else:
+        highest = max(highest, peak)
+        top = _HEADROOM * highest if highest > 0 else empty_top
+    ax.set_ylim(min(-below * top, lowest), top)
+    if not clipped:
+        return None
+    ax.plot([peak_x], [top], "^", color=peak_colour, ms=4, clip_on=False, zorder=6)
+    ax.text(
+        0.98,
+        0.97,
+        f"warm-up max\n{fmt.format(peak)}",
+        transform=ax.transAxes,
+        ha="right",
+        va="top",
+        fontsize=FONT_PT - 2,
+        color="0.3",
+    )
+    return peak
