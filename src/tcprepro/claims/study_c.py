@@ -10,6 +10,7 @@ reproduced numbers, whatever the verdict.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 import numpy as np
 import xarray as xr
@@ -131,7 +132,7 @@ def c_yeah_low_stress_full_utilisation(
     data: Mapping[str, xr.Dataset],
     figure: str,
     others: Sequence[str],
-    min_cell_fraction: float,
+    min_cell_fraction: float | str,
     min_utilisation: float,
 ) -> ClaimResult:
     """YeAH's queue and loss against the other high-speed variants, and its utilisation.
@@ -139,7 +140,8 @@ def c_yeah_low_stress_full_utilisation(
     Per (RTT, buffer) cell of the two-flow runs, means over repetitions: is YeAH's mean
     queue the lowest (ties count) of YeAH and ``others``, is its loss probability the
     lowest, is its utilisation at least ``min_utilisation``? Each must hold in at least
-    ``min_cell_fraction`` of the cells where YeAH and another variant ran.
+    ``min_cell_fraction`` of the cells where YeAH and another variant ran (a number or a
+    fraction such as "2/3", compared exactly: 4 of 6 cells are 2/3).
     """
     table = analysis_c.pair_metrics(data[figure]).mean("rep")
     present = [str(p) for p in table["protocol"].values]
@@ -161,7 +163,8 @@ def c_yeah_low_stress_full_utilisation(
     loss_ok = (yeah[loss_name] <= rest[loss_name].min("protocol")).values[cells]
     util = yeah["utilisation"].values[cells]
     util_ok = util >= min_utilisation
-    need = min_cell_fraction * n
+    fraction = Fraction(str(min_cell_fraction))
+    need = fraction * n
     ok = queue_ok.sum() >= need and loss_ok.sum() >= need and util_ok.sum() >= need
     lost = "loss" if measured else "retransmission"
     shares = {
@@ -186,7 +189,7 @@ def c_yeah_low_stress_full_utilisation(
         _verdict(bool(ok)),
         f"{plural(n)}, against {against}",
         statistic=("smallest share of the cells a part holds in", float(min(shares.values()))),
-        bounds=(float(min_cell_fraction), None),
+        bounds=(float(fraction), None),
         parts=tuple((text, bool(share * n >= need)) for text, share in shares.items()),
     )
 

@@ -282,7 +282,7 @@ def parameter_grid(ds: xr.Dataset, figure_id: str, buffer: int, quantity: str) -
     frame = values.to_dataframe(name="value").reset_index().dropna(subset=["value"])
     if frame.empty:
         return _nothing_run(f"B = {buffer} packets", 2)
-    target = float(analysis_b.available_capacity_bps(cell).mean()) / 1e6
+    target = analysis_b.fair_target_mbps(cell)
     fig, axes = plt.subplots(1, 2, figsize=(TEXT_WIDTH_IN, 2.6), layout="constrained")
     n_drawn = 0
     n_cells = 0
