@@ -142,7 +142,7 @@ def _thesis_windows(ax: plt.Axes, rows: pd.DataFrame, label: str) -> int:
             textcoords="offset points",
             ha="center",
             va="top",
-            fontsize="x-small",
+            fontsize="small",
             color=style["color"],
             gid="thesis-above",
         )

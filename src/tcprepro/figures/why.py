@@ -166,18 +166,30 @@ def run_trace(
     return record(fig, facts)
 
 
+#: the colour-blind palette's colours the queues take, in order (green, pink, brown, grey):
+#: none close to the flows' first ones (blue, orange)
+_QUEUE_COLOURS = (2, 4, 5, 7)
+
+
 def _colours(with_window: list[str], links: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """A colour for each flow, and for each queue one no flow has.
 
     A queue and a flow share names (the ``down`` flow crosses the ``down`` link
     direction): in one colour the key could not tell the flow's window from the queue.
+    The flows take the colour-blind palette in its order, the queues
+    :data:`_QUEUE_COLOURS`, each left out of the flows' (more than ten lines: a
+    palette of as many hues).
     """
-    count = max(len(with_window) + len(links), 1)
-    # the colour-blind palette has ten colours; more would repeat one
-    palette = sns.color_palette("colorblind" if count <= 10 else "husl", count)
-    flows = dict(zip(with_window, palette, strict=False))
-    queues = dict(zip(links, palette[len(with_window) :], strict=False))
-    return flows, queues
+    palette = sns.color_palette("colorblind")
+    if len(links) > len(_QUEUE_COLOURS) or len(with_window) + len(links) > len(palette):
+        many = sns.color_palette("husl", len(with_window) + len(links))
+        return dict(zip(with_window, many, strict=False)), dict(
+            zip(links, many[len(with_window) :], strict=False)
+        )
+    taken = _QUEUE_COLOURS[: len(links)]
+    queues = {link: palette[i] for link, i in zip(links, taken, strict=False)}
+    rest = [colour for i, colour in enumerate(palette) if i not in taken]
+    return dict(zip(with_window, rest, strict=False)), queues
 
 
 def _window_panel(
