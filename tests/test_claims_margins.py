@@ -416,7 +416,7 @@ def test_the_grid_claims_quote_the_fair_target_the_figure_draws(monkeypatch):
 
 
 def test_c_c3_counts_two_thirds_of_the_cells_exactly(monkeypatch):
-    """">= 2/3 of the cells" holds at 4 of 6 cells (the registry's 0.6667 asked 4.0002)."""
+    """ ">= 2/3 of the cells" holds at 4 of 6 cells (the registry's 0.6667 asked 4.0002)."""
     result = _check("C-c3", c_c3(monkeypatch, 4 / 6))
     assert result.verdict == "reproduced", result.value
     assert result.margin is not None

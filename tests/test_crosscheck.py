@@ -286,6 +286,42 @@ def test_the_cross_check_caption_names_the_tool_that_sent_the_probe():
     assert _provenance(combined()) == f"{now} (probe: iperf3 3.12)"  # before iperf 2 probed
 
 
+@pytest.mark.parametrize(
+    ("route", "named"),
+    [
+        ("uml", "Mininet on the UML route, real Linux TCP"),
+        ("vm", "Mininet on the VM route, real Linux TCP"),
+        ("native", "Mininet on the native route, real Linux TCP"),
+        (None, "Mininet, real Linux TCP, route not recorded"),
+    ],
+)
+def test_the_figures_title_and_the_tables_caption_name_the_route_the_runs_came_by(
+    tmp_path, route, named
+):
+    """Issue 34: X1..X14's titles said "ns-3 vs Mininet (real Linux TCP)" and their tables
+    "ns-3 vs emulation (Mininet, real Linux TCP)" for runs made on the UML route."""
+    from tcprepro.analysis import crosscheck
+    from tcprepro.figures.common import drawn
+    from tcprepro.figures.crosscheck import crosscheck_scatter, crosscheck_title
+
+    ns3 = _combined({"NewReno": (8e6, 1e6), "Cubic": (8e6, 1e6)})
+    emulated = _combined({"NewReno": (8e6, 1e6), "Cubic": (8e6, 1e6)})
+    emulated.attrs.pop("route", None)
+    if route is not None:
+        emulated.attrs["route"] = route
+    table = crosscheck.compare(ns3, emulated, utilisation_pp=10, rtt_rel=0.2)
+    title = crosscheck_title("X9", table)
+    assert title == f"X9: ns-3 vs {named}"
+    fig = crosscheck_scatter(table, title=title)
+    assert " ".join(fig.get_suptitle().split()) == title  # in the lines the width needs
+    assert drawn(fig).cells_drawn > 0
+    tex = crosscheck.write_tex(table, tmp_path / "x.tex", "X9").read_text()
+    assert rf"\textbf{{X9.}} ns-3 vs emulation ({named}):" in tex
+    # the ns-3 side alone names no emulation
+    alone = crosscheck.compare(ns3, None, utilisation_pp=10, rtt_rel=0.2)
+    assert crosscheck_title("X9", alone) == "X9: ns-3 (no emulated runs)"
+
+
 def test_a_sized_flow_is_compared_by_its_own_throughput_and_a_relative_band_is_drawn_on_log_axes():
     """X11: a sized flow's compared utilisation is its volume over handshake-to-last-byte
     (D4's measure) over the goodput capacity, not its mean goodput over the window (which

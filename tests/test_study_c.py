@@ -576,3 +576,33 @@ def test_a_cross_check_table_over_several_pages_labels_once_and_fits_the_page(tm
     # the same one at the default column spacing overran by 9 pt (the report's X3, 14 pt)
     boxes = [b for b in overfull_boxes(log) if "crosscheck_X" in b[0]]
     assert not boxes, (boxes, OVERFULL_LIMIT_PT)
+
+
+# ---- figures: what the caption says the build drew ----------------------------------
+
+
+@pytest.mark.parametrize("ran", ["one", "all"])
+def test_c34s_caption_names_the_rtts_this_build_drew_when_the_paper_drew_more(ran):
+    """Issue 34: the quick tier draws C3.4 at one RTT and its caption did not say so; a
+    tier that drew all the paper's RTTs says nothing of them."""
+    from tcprepro.figures.common import drawn
+    from tcprepro.figures.study_c import metric_figure
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    paper = config.sweep_values("C3.4", "paper")
+    rtts = paper["rtt"][1:2] if ran == "one" else paper["rtt"]
+    cells = {Cell(protocol=p, rtt=r): {} for p in ("YeahPaper", "NewReno") for r in rtts}
+    ds = _combined("C3.4", cells)
+    fig = metric_figure("C3.4", ds, paper)
+    statements = " ".join(drawn(fig).statements)
+    if ran == "all":
+        assert "This build drew" not in statements
+        return
+    (drew,) = analysis_c.ms(rtts)
+    everything = [f"{v:g}" for v in analysis_c.ms(paper["rtt"])]
+    assert len(everything) > 1
+    listed = f"{', '.join(everything[:-1])} and {everything[-1]} ms"
+    assert f"This build drew the RTT {drew:g} ms only, of the paper's {listed}." in statements
+    # and the line on the axis is that RTT
+    (tick,) = fig.axes[0].get_xticks()
+    assert tick == pytest.approx(drew)

@@ -326,3 +326,49 @@ def test_d1_figure_titled_by_its_id_passes_the_checks_as_d1_and_as_its_twin_d1_1
     with pytest.raises(FigureDefectError, match=r"lacks the figure's id D1\.1"):
         check_figure(fig, "D1.1")
     plt.close(fig)
+
+
+def test_d1_marks_each_thesis_window_above_its_panel_at_the_edge_with_its_value():
+    """Issue 34: the thesis's windows above the FE/BE panel (Table 3.2 at 4 ms) were drawn
+    at the panel's top as if they were there, their values lost."""
+    import matplotlib.pyplot as plt
+
+    from tcprepro.analysis.study_d import thesis_table
+    from tcprepro.figures.common import drawn
+    from tcprepro.figures.study_d import buffer_windows_figure
+
+    thesis = thesis_table("makassikis2006_windows")
+    rtt_ms = 4.0
+    rows = thesis[np.isclose(thesis["rtt_ms"], rtt_ms)].dropna(subset=["fe_over_be"])
+    table = pd.DataFrame(
+        {
+            "backend": "ns3",
+            "rtt_s": rtt_ms / 1000,
+            "recv_buffer_bytes": 16 * 2**20,
+            "send_buffer_bytes": [2**k for k in range(13, 25)],
+            "capacity_bps": 9.5e8,
+            "c_e": 0.55,
+            "c_r": 0.375,
+        }
+    )
+    table["measured_bps"] = np.minimum(table["send_buffer_bytes"] * 8 / 0.004, 9.5e8)
+    table["fe_over_be"] = 1.0
+    fig = buffer_windows_figure(table, thesis)
+    window_ax = fig.axes[1]
+    top = window_ax.get_ylim()[1]
+    outside = rows[rows["fe_over_be"] > top]
+    assert len(outside) >= 1  # the reference has windows beyond the panel
+    # no thesis cross drawn as if a window above the axis were at its top
+    crosses = [line for line in window_ax.get_lines() if line.get_marker() == "x"]
+    drawn_values = np.concatenate([line.get_ydata() for line in crosses])
+    np.testing.assert_allclose(
+        np.sort(drawn_values), np.sort(rows.loc[rows["fe_over_be"] <= top, "fe_over_be"])
+    )
+    # each one above the axis: a triangle at the edge, its value written under it
+    written = sorted(t.get_text() for t in window_ax.texts if t.get_gid() == "thesis-above")
+    assert written == sorted(f"{v:.3g}" for v in outside["fe_over_be"])
+    triangles = [line for line in window_ax.get_lines() if line.get_marker() == "^"]
+    assert sorted(float(t.get_xdata()[0]) for t in triangles) == sorted(outside["be_kib"] * 1024.0)
+    statement = " ".join(drawn(fig).statements)
+    assert f"{len(outside)} thesis windows above the axis" in statement
+    plt.close(fig)

@@ -197,6 +197,43 @@ def test_a_counted_flow_is_named_by_its_variant_and_number_and_its_run_name():
     matplotlib.pyplot.close(fig)
 
 
+def test_a_queue_is_drawn_and_keyed_in_a_style_no_flow_has():
+    """Issue 34: the ``down`` flow and the queue of the ``down`` link it alone crosses were
+    drawn and keyed in one colour, "down (Reno)" and "queue: down" alike in the key."""
+    ds = t_figure(reps=1)
+    flows = [str(f) for f in ds["flow"].values]
+    crossed = {f: str(ds["flow_link"].sel(flow=f).values.ravel()[0]) for f in flows}
+    assert sorted(crossed.values()) == ["down", "up"]  # each flow alone on its link
+    fig = run_trace(ds, {"up": "NewReno", "down": "NewReno"}, 0)
+    (legend,) = fig.legends
+    styles = {
+        text.get_text(): (matplotlib.colors.to_rgb(handle.get_color()), handle.get_linestyle())
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True)
+        if isinstance(handle, matplotlib.lines.Line2D) and handle.get_linestyle() == "-"
+    }
+    windows = {label: style for label, style in styles.items() if not label.startswith("queue")}
+    queues = {label: style for label, style in styles.items() if label.startswith("queue")}
+    assert len(windows) == 2
+    assert sorted(queues) == ["queue: down", "queue: up"]
+    assert len(set(styles.values())) == len(styles), styles
+    # the lines drawn are the styles keyed
+    flow_colours = {matplotlib.colors.to_rgb(cwnd_line(fig, f).get_color()) for f in crossed}
+    drawn_queues = {
+        matplotlib.colors.to_rgb(line.get_color())
+        for line in fig.axes[1].get_lines()
+        if line.get_linestyle() == "-"
+    }
+    assert drawn_queues == {colour for colour, _ in queues.values()}
+    assert not drawn_queues & flow_colours
+    # and so are the drop ticks and buffers: none in a flow's colour
+    queue_marks = {
+        tuple(c.get_colors()[0][:3]) for c in fig.axes[1].collections if hasattr(c, "get_colors")
+    }
+    queue_marks |= {matplotlib.colors.to_rgb(line.get_color()) for line in fig.axes[1].get_lines()}
+    assert not queue_marks & flow_colours
+    matplotlib.pyplot.close(fig)
+
+
 def test_an_inconclusive_claims_figure_is_the_run_its_why_names_not_its_explained_cell():
     """A-c1's "why" names the run with the fewest loss events; its figure drew the first
     cell of its explanation (another run) instead."""

@@ -39,6 +39,7 @@ import xarray as xr
 from tcprepro import metrics
 from tcprepro.analysis import study_c
 from tcprepro.analysis.common import transfers_carried_load
+from tcprepro.emulation.routes import REGISTRY
 from tcprepro.latex import escape as tex
 from tcprepro.units import format_quantity
 from tcprepro.variants import variant_label
@@ -51,6 +52,7 @@ __all__ = [
     "compare",
     "compare_figure",
     "compare_views",
+    "emulation_name",
     "flow_label",
     "flow_names",
     "ns3_column",
@@ -126,6 +128,22 @@ def flow_label(table: pd.DataFrame, flow: str) -> str:
     if "number" in about:
         return f"{variant}, flow {about['number']}" if variant else f"flow {about['number']}"
     return flow
+
+
+def emulation_name(table: pd.DataFrame) -> str:
+    """The emulation a cross-check table compares with, by the route its runs came by.
+
+    ``Mininet on the UML route, real Linux TCP``; the route as the runs recorded it
+    (:func:`compare`'s ``attrs["route"]``), ``route not recorded`` when they did not,
+    and ``no emulated runs`` for a table of the ns-3 side only.
+    """
+    if "route" not in table.attrs:
+        return "no emulated runs"
+    name = str(table.attrs["route"])
+    if not name:
+        return "Mininet, real Linux TCP, route not recorded"
+    route = REGISTRY.get(name)
+    return f"Mininet on the {route.title if route else f'{name} route'}, real Linux TCP"
 
 
 def _scenario_flows(ds: xr.Dataset) -> xr.Dataset:
@@ -312,6 +330,8 @@ def compare(
         {"utilisation_pp": utilisation_pp, "rtt_rel": rtt_rel, "utilisation_rel": utilisation_rel}
     )
     table.attrs["provenance"] = _provenance(emulated)
+    if emulated.data_vars:  # the route its runs came by ("" when they do not record it)
+        table.attrs["route"] = str(emulated.attrs.get("route", ""))
     table.attrs["flows"] = flow_names(ns3)
     table.attrs["generators"] = sorted(_generators(ns3)) if transfers else []
     return table
@@ -655,7 +675,7 @@ def write_tex(
     head = _head(dims)
     rel_head = r" (\%)" if tol_rel is not None else ""
     caption = (
-        rf"\caption{{\textbf{{{tex(figure)}.}} ns-3 vs emulation (Mininet, real Linux TCP): "
+        rf"\caption{{\textbf{{{tex(figure)}.}} ns-3 vs emulation ({tex(emulation_name(table))}): "
         rf"utilisation (\%) and mean RTT (ms) per flow. {tex(ns3_column(figure))} "
         rf"Tolerance: {tol_util}, "
         rf"$\pm${tol_rtt * 100:g}\% RTT. Within tolerance: {counts['util_within']} of "

@@ -1,4 +1,7 @@
-"""The cross-check figure: ns-3 against the emulation (real Linux TCP), per flow."""
+"""The cross-check figure: ns-3 against the emulation (real Linux TCP), per flow.
+
+Its title names the route the emulated runs came by (:func:`crosscheck_title`).
+"""
 
 from __future__ import annotations
 
@@ -7,10 +10,21 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcprepro.analysis.crosscheck import flow_label
+from tcprepro.analysis.crosscheck import emulation_name, flow_label
 from tcprepro.figures.common import TEXT_WIDTH_IN, Drawn, record, suptitle
 
-__all__ = ["crosscheck_scatter"]
+__all__ = ["crosscheck_scatter", "crosscheck_title"]
+
+
+def crosscheck_title(figure_id: str, table: pd.DataFrame) -> str:
+    """The figure's title, naming the route its emulated runs came by.
+
+    ``X1: ns-3 vs Mininet on the UML route, real Linux TCP``
+    (:func:`tcprepro.analysis.crosscheck.emulation_name`).
+    """
+    if "route" not in table.attrs:
+        return f"{figure_id}: ns-3 ({emulation_name(table)})"
+    return f"{figure_id}: ns-3 vs {emulation_name(table)}"
 
 
 def _utilisation_band(ax, ran: pd.DataFrame, tol_pp: float, tol_rel: float | None) -> None:

@@ -10,6 +10,9 @@ of one or two points is drawn as markers only. Protocol keys sit right of the pa
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -22,13 +25,14 @@ from tcprepro.analysis.common import run_configs, run_scenario
 from tcprepro.figures.common import (
     TEXT_WIDTH_IN,
     Drawn,
+    drawn,
     points_style,
     record,
     spread_statement,
     suptitle,
 )
 
-__all__ = ["cwnd_panels", "loss_table_figure", "metric_figure"]
+__all__ = ["cwnd_panels", "loss_table_figure", "metric_figure", "values_drawn"]
 
 _COLOURS = {
     "Cubic": "#4c72b0",
@@ -253,11 +257,73 @@ def _single_panel(
     return record(fig, _facts(ds, 1))
 
 
-def metric_figure(figure_id: str, ds: xr.Dataset) -> Figure:
+#: the swept dimension along each metric figure's x axis: its name in the caption (one
+#: value, several) and its unit
+_X_DIMENSION = {
+    "C3.1": ("rtt", "RTT", "RTTs", "ms"),
+    "C3.2": ("rtt", "RTT", "RTTs", "ms"),
+    "C3.5": ("rtt", "RTT", "RTTs", "ms"),
+    "C3.3": ("rtt2", "RTT2", "RTT2s", "ms"),
+    "C3.4": ("rtt", "RTT", "RTTs", "ms"),
+    "C3.6": ("loss", "loss probability", "loss probabilities", ""),
+}
+
+
+def _along_x(labels: Sequence[Any], unit: str) -> list[float]:
+    """Sweep labels as numbers: ``"100ms"`` in ms, a probability as it is."""
+    if unit == "ms":
+        return [float(v) for v in analysis_c.ms(labels)]
+    return [float(v) for v in labels]
+
+
+def _values_text(values: Sequence[float], unit: str) -> str:
+    words = [f"{v:g}" for v in values]
+    listed = words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+    return f"{listed} {unit}".strip()
+
+
+def values_drawn(
+    figure_id: str, ds: xr.Dataset, paper_values: Mapping[str, Sequence[Any]] | None
+) -> str:
+    """The caption sentence naming the x-axis values this build drew, when the paper drew more.
+
+    ``"This build drew the RTT 100 ms only, of the paper's 20, 100 and 480 ms."`` for a
+    tier that ran fewer of the swept values along the figure's x axis than the paper
+    (``paper_values``: the paper's values of each swept dimension); ``""`` when it ran
+    them all, or when the paper's are not given.
+    """
+    dim, one, several, unit = _X_DIMENSION[figure_id]
+    if not paper_values or dim not in paper_values or dim not in ds.dims:
+        return ""
+    here = sorted(set(_along_x(list(ds[dim].values), unit)))
+    paper = sorted(set(_along_x(list(paper_values[dim]), unit)))
+    if set(paper) <= set(here):
+        return ""
+    return (
+        f"This build drew the {several if len(here) > 1 else one} {_values_text(here, unit)} "
+        f"only, of the paper's {_values_text(paper, unit)}."
+    )
+
+
+def metric_figure(
+    figure_id: str, ds: xr.Dataset, paper_values: Mapping[str, Sequence[Any]] | None = None
+) -> Figure:
     """The figure of one metric of the suite (C3.1-C3.6) from its combined dataset.
 
     C3.1, C3.2 and C3.5 read the runs of C3.1 (two flows of one protocol, equal RTTs).
+    ``paper_values``: the values of each swept dimension the paper drew (the workflow's
+    ``sweep:``); with them, the record names the x-axis values this build drew when it
+    drew fewer (:func:`values_drawn`).
     """
+    fig = _metric_figure(figure_id, ds)
+    facts = drawn(fig)
+    if facts is not None:
+        facts.say(values_drawn(figure_id, ds, paper_values))
+    return fig
+
+
+def _metric_figure(figure_id: str, ds: xr.Dataset) -> Figure:
+    """:func:`metric_figure` without the values-drawn sentence."""
     if figure_id == "C3.1":
         return _per_buffer(
             ds, "utilisation", "utilisation (%)", "C3.1: efficiency, two flows", 100.0

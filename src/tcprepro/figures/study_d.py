@@ -118,6 +118,37 @@ def _backends_statement(table: pd.DataFrame) -> str:
     return text
 
 
+def _thesis_windows(ax: plt.Axes, rows: pd.DataFrame, label: str) -> int:
+    """The thesis's windows (FE/BE against BE) on ``ax``; how many lie above it.
+
+    A window above the panel's top is drawn as a triangle at the top edge with its value
+    written under it: the thesis's Linux 2.6.12 held some windows many times BE (its
+    Table 3.2), and a panel scaled to them would flatten every other window.
+    """
+    be_bytes = rows["be_kib"] * 1024
+    edge = ax.get_ylim()[1]
+    inside = rows["fe_over_be"] <= edge
+    ax.plot(be_bytes[inside], rows["fe_over_be"][inside], label=label, **_REFERENCE_STYLE)
+    over = rows["fe_over_be"] > edge
+    style = {**_REFERENCE_STYLE, "marker": "^"}
+    for be, value in zip(be_bytes[over], rows["fe_over_be"][over], strict=True):
+        # x in data, y in axes units: at the top edge whatever the panel's scale
+        ax.plot([be], [0.97], transform=ax.get_xaxis_transform(), clip_on=False, **style)
+        ax.annotate(
+            f"{value:.3g}",
+            (be, 0.97),
+            xycoords=ax.get_xaxis_transform(),
+            xytext=(0, -5),
+            textcoords="offset points",
+            ha="center",
+            va="top",
+            fontsize="small",
+            color=style["color"],
+            gid="thesis-above",
+        )
+    return int(over.sum())
+
+
 def buffer_windows_figure(
     table: pd.DataFrame, thesis_windows: pd.DataFrame, figure_id: str = "D1"
 ) -> Figure:
@@ -146,6 +177,7 @@ def buffer_windows_figure(
         layout="constrained",
     )
     thesis_drawn = False
+    above = 0  # thesis windows above their panel, marked at its top edge
     sizes = [*table["send_buffer_bytes"]]
     for col, rtt in enumerate(rtts):
         top, bottom = axes[0, col], axes[1, col]
@@ -182,19 +214,6 @@ def buffer_windows_figure(
         # a time-scaled emulation meets the thesis's rows at the same BDP (equivalent RTT)
         thesis_rtt_s = float(at_rtt["thesis_rtt_s"].iloc[0]) if "thesis_rtt_s" in at_rtt else rtt
         thesis_rtt_ms = thesis_rtt_s * 1000
-        reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], thesis_rtt_ms)]
-        for br_kib, rows in reference.groupby("br_kib"):
-            thesis_drawn = True
-            sizes += [*(rows["be_kib"] * 1024)]
-            bottom.plot(
-                rows["be_kib"] * 1024,
-                rows["fe_over_be"].clip(upper=1.45),
-                label=f"thesis, BR {_size_label(br_kib * 1024)} (Linux 2.6.12)",
-                **_REFERENCE_STYLE,
-            )
-        bottom.axhline(
-            THESIS_C_E, color="0.55", lw=0.8, ls=":", label=f"thesis $C_e$ = {THESIS_C_E:g}"
-        )
         capacity = float(at_rtt["capacity_bps"].max())
         top.axhline(capacity / 1e6, color="0.3", lw=0.8, ls=":")
         top.set_yscale("log")
@@ -206,6 +225,15 @@ def buffer_windows_figure(
             bottom.set_ylim(top=highest * 2.0)
         else:
             bottom.set_ylim(0, 1.5)
+        reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], thesis_rtt_ms)]
+        for br_kib, rows in reference.groupby("br_kib"):
+            thesis_drawn = True
+            sizes += [*(rows["be_kib"] * 1024)]
+            label = f"thesis, BR {_size_label(br_kib * 1024)} (Linux 2.6.12)"
+            above += _thesis_windows(bottom, rows, label)
+        bottom.axhline(
+            THESIS_C_E, color="0.55", lw=0.8, ls=":", label=f"thesis $C_e$ = {THESIS_C_E:g}"
+        )
         bottom.set_ylabel("mean send window FE / BE")
         bottom.set_xlabel("send buffer BE (bytes)")
         for ax in (top, bottom):
@@ -223,6 +251,10 @@ def buffer_windows_figure(
         "Grey crosses: the thesis's Linux 2.6.12 windows for the same RTT."
         if thesis_drawn
         else "The thesis has no row for this RTT.",
+        f"Grey triangles at the top edge: {plural(above, 'thesis window')} above the axis, "
+        "each with its FE/BE written under it."
+        if above
+        else "",
         _backends_statement(table),
     )
     return record(fig, facts)

@@ -6,8 +6,8 @@ that run from its figure's combined dataset (no simulation): on the left the con
 window of each flow that has one, in segments of the run's MSS, with a tick at the top
 for every sampling interval in which the flow lost data segments; on the right the
 queue of every traced link direction the run's flows cross (``flow_link``: their
-bottleneck), in packets, its buffer dashed, with a tick for every interval with drops
-there. The warm-up is shaded: the claim is measured on the rest of the run.
+bottleneck), in packets, in a colour no flow has, its buffer dashed, with a tick for every
+interval with drops there. The warm-up is shaded: the claim is measured on the rest of the run.
 :func:`write_why_figures` draws it for every claim whose "why" rests on a run.
 """
 
@@ -138,8 +138,7 @@ def run_trace(
     fig, (ax_cwnd, ax_queue) = plt.subplots(
         1, 2, figsize=(WIDTH_IN, HEIGHT_IN), sharex=True, layout="constrained"
     )
-    palette = sns.color_palette("colorblind", max(len(with_window), 1))
-    colours = dict(zip(with_window, palette, strict=False))
+    colours, queue_colours = _colours(with_window, links)
     for ax in (ax_cwnd, ax_queue):
         ax.axvspan(0.0, warmup, color="0.9", linewidth=0, zorder=0)
         ax.set_xlim(0.0, duration)
@@ -147,7 +146,7 @@ def run_trace(
 
     numbers = {name: about.get("number") for name, about in flow_names(ds).items()}
     ticked = _window_panel(ax_cwnd, run, time, with_window, colours, flow, mss, numbers)
-    queue_colours, dropped, above = _queue_panel(ax_queue, run, time, links, crossed, colours)
+    dropped, above = _queue_panel(ax_queue, run, time, links, queue_colours)
     ticked = ticked or dropped
     _legend(fig, ax_cwnd, queue_colours, len(above) < len(links), ticked)
 
@@ -165,6 +164,32 @@ def run_trace(
         f"claim is measured on the remaining {duration - warmup:g} s.",
     )
     return record(fig, facts)
+
+
+#: the colour-blind palette's colours the queues take, in order (green, pink, brown, grey):
+#: none close to the flows' first ones (blue, orange)
+_QUEUE_COLOURS = (2, 4, 5, 7)
+
+
+def _colours(with_window: list[str], links: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A colour for each flow, and for each queue one no flow has.
+
+    A queue and a flow share names (the ``down`` flow crosses the ``down`` link
+    direction): in one colour the key could not tell the flow's window from the queue.
+    The flows take the colour-blind palette in its order, the queues
+    :data:`_QUEUE_COLOURS`, each left out of the flows' (more than ten lines: a
+    palette of as many hues).
+    """
+    palette = sns.color_palette("colorblind")
+    if len(links) > len(_QUEUE_COLOURS) or len(with_window) + len(links) > len(palette):
+        many = sns.color_palette("husl", len(with_window) + len(links))
+        return dict(zip(with_window, many, strict=False)), dict(
+            zip(links, many[len(with_window) :], strict=False)
+        )
+    taken = _QUEUE_COLOURS[: len(links)]
+    queues = {link: palette[i] for link, i in zip(links, taken, strict=False)}
+    rest = [colour for i, colour in enumerate(palette) if i not in taken]
+    return dict(zip(with_window, rest, strict=False)), queues
 
 
 def _window_panel(
@@ -232,24 +257,20 @@ def _queue_panel(
     run: xr.Dataset,
     time: np.ndarray,
     links: list[str],
-    crossed: Mapping[str, str],
-    colours: Mapping[str, Any],
-) -> tuple[dict[str, Any], bool, dict[str, float]]:
+    queue_colours: Mapping[str, Any],
+) -> tuple[bool, dict[str, float]]:
     """The queue of each link direction the flows cross, its buffer and drops.
 
-    Returns the colour of each queue, whether any drop tick was drawn, and the buffers
-    not drawn: those more than :data:`_BUFFER_SCALE` times the highest queue, which
-    would flatten the queues to the axis.
+    Each in its queue's colour (``queue_colours``). Returns whether any drop tick was
+    drawn, and the buffers not drawn: those more than :data:`_BUFFER_SCALE` times the
+    highest queue, which would flatten the queues to the axis.
     """
     ticked = False
-    queue_colours = {}
     above: dict[str, float] = {}
     peak = float(run["queue_pkts"].sel(link=links).max()) if links else 0.0
     top = max(1.0, peak)
     for k, link in enumerate(links):
-        users = [f for f, crosses in crossed.items() if crosses == link]
-        colour = colours[users[0]] if len(users) == 1 and users[0] in colours else "0.25"
-        queue_colours[link] = colour
+        colour = queue_colours[link]
         ax_queue.plot(
             time,
             run["queue_pkts"].sel(link=link).values,
@@ -268,7 +289,7 @@ def _queue_panel(
     # a little below zero: an empty queue is a line above the axis, not under it
     ax_queue.set_ylim(-0.03 * top, top / (1 - _TICK_BAND))
     ax_queue.set_ylabel("queue (packets)")
-    return queue_colours, ticked, above
+    return ticked, above
 
 
 def _legend(
