@@ -35,10 +35,12 @@ def test_paper_body_includes_figures_and_tables_by_declared_output():
     assert r"\reprographic{figures/A1.pdf}" in body
     assert r"\reproinput{generated/A2.tex}" in body
     assert r"\reproinput{generated/A1.tex}" not in body
-    assert r"\reproinput{generated/claims_A.tex}" in body
+    assert r"\reprolongtable{generated/claims_A.tex}" in body
     # the claims table follows the study's figures, never a float still waiting
     assert body.index(r"\reprofloatbarrier") < body.index("claims_A.tex")
     assert body.index("figures/A2.pdf") < body.index("claims_A.tex")
+    # the heading starts a page when this one has no room for the study's first figure
+    assert body.index(r"\reproroomfor{figures/A1.pdf}") < body.index(r"\section{Study A")
 
 
 def test_caption_and_title_quote_the_scenario_not_typed_numbers(tmp_path):

@@ -1,5 +1,6 @@
 """The main deviations on the report's first pages, read from the data the tables read."""
 
+import functools
 import re
 
 import pytest
@@ -9,7 +10,7 @@ from conftest import ROOT
 from tcprepro.campaign import TIERS, WorkflowConfig
 from tcprepro.errors import ConfigError
 from tcprepro.paper.inputs import _glance_tex
-from tcprepro.paper.parameters import _deviations, _main_deviations
+from tcprepro.paper.parameters import _deviations, _main_deviations, _noted
 from tcprepro.scenario.model import Note
 
 FIGURES = ["A1", "A3", "D1", "B5.1", "B5.20", "C1", "C3.1", "C3.3", "X1"]
@@ -113,3 +114,66 @@ def test_every_scenario_notes_tiers_are_tiers():
     config = _config()
     for tier in TIERS:
         _deviations(config, tier, config.simulated_figures)  # raises on an unknown tier
+
+
+@functools.cache
+def _quick_rows():
+    """(field, value, figures) of each row of the quick report's deviations table."""
+    config = _config()
+    noted = _noted(config, "quick", config.simulated_figures)
+    return [(field, value, figs) for (_, field, value), (_, figs) in noted.items()]
+
+
+def _row(field, start):
+    """The figures of the quick report's row on ``field`` whose value is (or begins) ``start``."""
+    rows = [(value, figs) for f, value, figs in _quick_rows() if f == field]
+    [figs] = [figs for value, figs in rows if value == start] or [
+        figs for value, figs in rows if value.startswith(start)
+    ]
+    return figs
+
+
+def test_a_row_lists_the_figures_whose_scenario_carries_the_note():
+    """Issue 34: rows listed every figure whose scenario derives from the note's file."""
+    # D1's warm-up: D4 (and X11, D4's twin) set their own (0 s); X3 keeps D1's
+    assert _row("warmup", "1 s of 10 s") == ["D1", "X3"]
+    # a sweep note lists the figure that sweeps so; the twins run other cells
+    assert _row("sweep (quick tier)", "i = 1, 2, 4, 8") == ["B5.10"]
+    assert _row("sweep", "paper tier") == ["B5.14"]
+    assert _row("sweep (alpha/beta grid)", "AIMD") == ["B5.16"]
+    # study B's and C's run lengths: not the cross-checks', which set their own
+    assert _row("duration / warmup / repetitions", "paper tier 300 s") == [
+        "B5.1",
+        "B5.10",
+        "B5.14",
+        "B5.16",
+        "B5.20",
+    ]
+    assert not [f for f in _row("duration / repetitions", "600 s") if f.startswith("X")]
+    # X10 restates B5.20's pacing in a note of its own
+    assert _row("flows.bn.pacing", "ns-3 TCP pacing") == ["B5.20"]
+    # a note that names its figure (C1 ...) in the base of study C: C1 and its twin only
+    assert _row("C1 topology.senders[0].rtt / flows.f2.start", "25 ms") == ["C1", "X7"]
+
+
+def test_a_note_stays_where_its_subject_holds():
+    """The other side: a part of a structure changed, a value among those run, a qualifier."""
+    # A2 changes the uplink buffer, not the links' kind: A1's note on the topology holds
+    assert {"A1", "A2", "A3", "A4", "X1"} <= set(
+        _row("topology", "point-to-point links (2-byte PPP header)")
+    )
+    # X6 runs Hybla (B5.10's model) but not FAST nor YeAH
+    assert _row("flows.bn.variant (Hybla)", "ns3::TcpHyblaMinRtt") == ["B5.10", "X6"]
+    assert _row("flows.bn.variant (Fast)", "ns3::TcpFast") == ["B5.10"]
+    assert _row("flows.bn.variant (Yeah)", "YeahPaper") == ["B5.10"]
+    # B5.1's background hosts: X12 replaces them with one host
+    assert _row("topology.senders.bg", "100 hosts") == ["B5.1"]
+    # B_fq's start of the bottlenecked flows: every figure on it, its twins included
+    assert set(_row("flows.bn.start", "uniform 0-5 s")) >= {"B5.10", "X6", "X10", "X13", "X14"}
+
+
+def test_the_deviations_table_prints_the_rows_figures():
+    config = _config()
+    table = _deviations(config, "quick", config.simulated_figures)
+    assert re.search(r"^D1, X3 & warmup \(choice\) & 1 s of 10 s &", table, re.M)
+    assert re.search(r"^B5\.10 & sweep \(quick tier\) \(deviation\)", table, re.M)

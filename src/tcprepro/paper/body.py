@@ -48,6 +48,10 @@ def _body(
     for study in sorted(studies):
         study_figures = [f for f in order if config.figure(f)["study"] == study]
         title = str(config.data["studies"][study]["title"])
+        first = next((f for f in study_figures if statuses[f].included), None)
+        if first is not None and "figure" in config.outputs(first):
+            # the heading on the page of the study's first figure
+            out.append(rf"\reproroomfor{{{figure_dir}/{first}.pdf}}")
         out.append(
             rf"\section{{Study {tex(study)}: {tex(title)}}}"
             rf"\label{{sec:study-{study}}}"
@@ -95,10 +99,11 @@ def _body(
                 ]
             if config.crosschecked(figure):  # simulation vs emulation table
                 # a longtable breaks pages itself and does not leave room for a float
-                # placed "here" on its first page (an overfull page): its figure first
+                # placed "here" on its first page (an overfull page): its figure first;
+                # the table whole on one page where it fits one
                 out.append(r"\reprofloatbarrier")
-                out.append(rf"\reproinput{{{claims_dir}/crosscheck_{figure}.tex}}")
+                out.append(rf"\reprowhole{{{claims_dir}/crosscheck_{figure}.tex}}")
         out.append(r"\reprofloatbarrier")
-        out.append(rf"\reproinput{{{claims_dir}/claims_{study}.tex}}")
-        out.append(r"\clearpage")
+        out.append(rf"\reprolongtable{{{claims_dir}/claims_{study}.tex}}")
+        out.append(r"\reprofloatbarrier")  # the claims table's figures before the next study
     return "\n".join(out) + "\n"

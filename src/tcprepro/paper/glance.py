@@ -17,7 +17,7 @@ from tcprepro.campaign.plan import (
     decide_command,
     duration_text,
 )
-from tcprepro.claims import NOT_EMULATED, load_registry
+from tcprepro.claims import NOT_EMULATED, load_registry, reading_rules
 from tcprepro.claims.glossary import glossary_tex
 from tcprepro.claims.verdicts import WITHOUT_MARGIN
 from tcprepro.latex import escape as tex
@@ -306,7 +306,33 @@ def _glossary() -> str:
         r"\subsection{Terms}\label{sec:glossary}"
         "\n"
         r"Each verdict and coverage word of this report has one meaning:"
-        "\n" + glossary_tex() + _without_margin()
+        "\n" + glossary_tex() + _without_margin() + _reading_guide()
+    )
+
+
+def _reading_guide() -> str:
+    """The reading rules (R1 ...) the tolerances and the verdict history cite, defined.
+
+    From the reading guide itself (:func:`tcprepro.claims.reading_rules`, the data
+    docs/claims.md's guide is generated from): each code with its name, the wordings it
+    reads and the tolerance they become.
+    """
+    items = [
+        rf"\item[{tex(rule_id)}] \emph{{{tex(rule['name'])}}} ({tex(rule['words'])}): "
+        rf"{tex(' '.join(str(rule['rule']).split()))}."
+        for rule_id, rule in reading_rules().items()
+    ]
+    return "\n".join(
+        [
+            r"\paragraph{Reading rules}\label{sec:readings}",
+            r"Each claim's tolerance reads the paper's wording by the rules of our reading "
+            r"guide, fixed before the runs; the tolerances cite them by their codes, and so "
+            r"does the verdict history after a reading's digest:",
+            r"\begin{description}\small\setlength{\itemsep}{0pt}",
+            *items,
+            r"\end{description}",
+            "",
+        ]
     )
 
 

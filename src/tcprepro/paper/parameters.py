@@ -13,6 +13,7 @@ from __future__ import annotations
 from tcprepro.campaign import TIERS, WorkflowConfig
 from tcprepro.errors import ConfigError
 from tcprepro.latex import escape as tex
+from tcprepro.paper.notes import Carriers, NoteKey, note_key
 from tcprepro.scenario import AccessTopology, DumbbellTopology, LinkDirection, Scenario
 from tcprepro.scenario.model import Note
 from tcprepro.units import (
@@ -165,17 +166,21 @@ def _parameters(config: WorkflowConfig, tier: str, figures: list[str]) -> str:
 
 def _noted(
     config: WorkflowConfig, tier: str, figures: list[str]
-) -> dict[tuple[str, str, str], tuple[Note, list[str]]]:
+) -> dict[NoteKey, tuple[Note, list[str]]]:
     """The scenario notes of ``figures`` that concern ``tier``, each once, with its figures.
 
-    A note with ``tiers`` is on those tiers' settings, and only their reports show it.
+    A note with ``tiers`` is on those tiers' settings, and only their reports show it. A
+    note inherited from a base file lists only the figures that still carry what it says
+    (:mod:`tcprepro.paper.notes`: not where a nearer file or the workflow sets its field
+    otherwise); a note no figure carries is left out.
 
     Raises
     ------
     ConfigError
         A note names a tier that does not exist.
     """
-    seen: dict[tuple[str, str, str], tuple[Note, list[str]]] = {}
+    seen: dict[NoteKey, tuple[Note, list[str]]] = {}
+    carriers = Carriers(config, tier)
     for figure in figures:
         for note in config.figure_scenario(figure, tier).notes:
             unknown = sorted(set(note.tiers or ()) - set(TIERS))
@@ -184,10 +189,11 @@ def _noted(
                     f"{figure}: note {note.field!r}: tiers {', '.join(unknown)} unknown; "
                     f"the tiers are {', '.join(TIERS)}"
                 )
-            if not note.concerns(tier):
+            if not note.concerns(tier) or not carriers.carries(figure, note):
                 continue
-            key = (note.kind, note.field, str(note.value))
-            seen.setdefault(key, (note, []))[1].append(figure)
+            figs = seen.setdefault(note_key(note), (note, []))[1]
+            if figure not in figs:
+                figs.append(figure)
     return seen
 
 

@@ -165,7 +165,8 @@ def _history_table(records: list[dict[str, str]]) -> str:
         r"\begin{longtable}{@{}P{0.07\linewidth}P{0.09\linewidth}P{0.14\linewidth}"
         r"P{0.19\linewidth}P{0.18\linewidth}P{0.19\linewidth}@{}}",
         r"\caption{The verdict history: every verify and paper-tier verdict kept as a record "
-        r"(\texttt{records/verdicts.csv}) with its reading (a digest of its tolerance and rules), "
+        r"(\texttt{records/verdicts.csv}) with its reading (a digest of its tolerance, then "
+        r"the reading rules it applies, R1 ... of Section~\ref{sec:readings}), "
         r"the stack profile and the commit its runs were made at, and for a changed verdict what "
         r"changed. The first rows were imported from the table the docs kept by hand.}"
         r"\label{tab:history}\\",
