@@ -258,7 +258,17 @@ def test_a_section_measured_again_replaces_only_its_numbers_and_says_when(monkey
     saved = {
         "machine": bench.machine(),
         "native": [],
-        "plan_check": {"figures": ["D4"], "runs": 1, "predicted_s": 1.0},
+        "plan_check": {
+            "figures": ["D4"],
+            "emulated": [],
+            "tier": "smoke",
+            "cores": 2,
+            "runs": 1,
+            "predicted_s": 1.0,
+            "measured_s": 2.0,
+            "ratio": 0.5,
+            "within": False,
+        },
         "contention": {"slowdown": 9.0},
     }
     new = {

@@ -46,6 +46,7 @@ BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 
 def _copy_workflow(root: Path, dest: Path) -> None:
     """The workflow's files (no build, figures or generated tables) into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "workflow", "notebooks", "paper"):
         source = root / name
         if source.is_dir():

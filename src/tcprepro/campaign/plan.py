@@ -406,7 +406,7 @@ UML_MEASURED_QUICK: dict[str, tuple[int, float]] = {
 #: 2-core machine: the same simulate batch beside a guest running an emulated figure's
 #: runs, against alone, as `tcprepro bench` measures it (its section "A UML guest beside
 #: the simulations", :func:`tcprepro.bench_workflow.guest_contention`)
-UML_NEIGHBOUR_SLOWDOWN = 1.0
+UML_NEIGHBOUR_SLOWDOWN = 1.0  # 1.00 measured: the guest and ns-3 each keep a core
 #: what a cluster job costs besides its run's own event loop and writing: starting
 #: Snakemake in the job and the tcprepro process. Measured on the one-node test cluster
 #: (tests/test_slurm.py): SLURM's elapsed time of the two smoke-tier D1 jobs (41 and 46 s)
