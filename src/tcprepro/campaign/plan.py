@@ -373,10 +373,10 @@ CALIBRATION_STRIDE = 7
 #: machine, as `tcprepro bench` measures it (its section "The simulation's cost per study",
 #: :func:`tcprepro.bench_workflow.calibration_sample`)
 MEASURED_QUICK = {
-    "A": StudyMeasurement(24, 11600.0, 157.8, 6.43),
-    "B": StudyMeasurement(27, 980.0, 244.0, 3.89),
-    "C": StudyMeasurement(13, 1120.0, 213.6, 2.71),
-    "D": StudyMeasurement(15, 712.0, 56.0, 1.78),
+    "A": StudyMeasurement(24, 11600.0, 178.7, 6.43),
+    "B": StudyMeasurement(27, 980.0, 250.7, 3.87),
+    "C": StudyMeasurement(13, 1120.0, 214.6, 2.72),
+    "D": StudyMeasurement(15, 712.0, 46.0, 1.78),
 }
 #: the UML sample: every UML_SAMPLE_STRIDE-th quick-tier emulated run of each figure
 #: (:func:`uml_sample_runs`), which `tcprepro bench` emulates (:data:`UML_MEASURED_QUICK`)
