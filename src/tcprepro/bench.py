@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from tcprepro.bench_sections import (
+    again_note,
     calibration_section,
     contention_section,
     md_row,
@@ -483,7 +484,7 @@ def _workflow_section(results: dict[str, Any]) -> list[str]:
             lines.append(
                 md_row(rule, f"{row['jobs']:.0f}", f"{row['job_s']:.0f}", f"{per_job:.1f}")
             )
-    return lines
+    return lines + again_note(results, "workflow")
 
 
 def run_all(
@@ -543,6 +544,7 @@ def run_all(
 
 #: the sections `tcprepro bench --only` measures again, each by its own function
 AGAIN = {
+    "workflow": lambda progress: [workflow("smoke")],
     "calibration": calibration_sample,
     "uml": uml_sample,
     "contention": guest_contention,

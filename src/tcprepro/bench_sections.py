@@ -12,6 +12,7 @@ from typing import Any
 from tcprepro.bench_workflow import PLAN_TOLERANCE
 
 __all__ = [
+    "again_note",
     "calibration_section",
     "contention_section",
     "md_row",
@@ -75,7 +76,7 @@ def calibration_section(results: dict[str, Any]) -> list[str]:
         f"over {runs} runs); a process's start-up, its wall time less its runs', "
         f"{', '.join(f'{s:.1f}' for s in startup)} s.",
     ]
-    return lines + _again(results, "calibration")
+    return lines + again_note(results, "calibration")
 
 
 def uml_section(results: dict[str, Any]) -> list[str]:
@@ -116,7 +117,7 @@ def uml_section(results: dict[str, Any]) -> list[str]:
         f"All: {total['wall_s']:.0f} s measured, {total['plan_s']:.0f} s planned "
         f"({total['plan_s'] / total['wall_s']:.2f}).",
     ]
-    return lines + _again(results, "uml")
+    return lines + again_note(results, "uml")
 
 
 def contention_section(results: dict[str, Any]) -> list[str]:
@@ -142,11 +143,11 @@ def contention_section(results: dict[str, Any]) -> list[str]:
             f"{check['slowdown']:.2f}",
             "yes" if check["overlapped"] else "no: the factor is a lower bound",
         ),
-        *_again(results, "contention"),
+        *again_note(results, "contention"),
     ]
 
 
-def _again(results: dict[str, Any], section: str) -> list[str]:
+def again_note(results: dict[str, Any], section: str) -> list[str]:
     """A section measured again apart from the rest (:func:`measure_again`): when, where."""
     again = results.get("measured_again", {}).get(section)
     if not again:
@@ -190,7 +191,7 @@ def plan_section(results: dict[str, Any]) -> list[str]:
             f"{check['ratio']:.2f}",
             "yes" if check["within"] else "no",
         ),
-        *_again(results, "plan_check"),
+        *again_note(results, "plan_check"),
     ]
 
 

@@ -317,7 +317,8 @@ def _add_bench_command(sub: argparse._SubParsersAction) -> None:
         "--only",
         metavar="SECTIONS",
         help="with --from-json: measure again only these comma-separated sections "
-        "(calibration, uml, contention, plan_check), keeping the saved numbers of the rest",
+        "(workflow: the smoke profile; calibration, uml, contention, plan_check), keeping the "
+        "saved numbers of the rest",
     )
     p.set_defaults(func=_cmd_bench)
 
