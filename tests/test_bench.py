@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from tcprepro import bench
+from tcprepro import bench, bench_sections
 from tcprepro.campaign import load_workflow_config
 from tcprepro.scenario_io import load_scenario
 
@@ -211,7 +211,7 @@ def test_plan_check_builds_the_figures_and_sets_the_plan_beside_the_measurement(
     assert check["predicted_s"] > 0
     assert check["ratio"] == pytest.approx(check["predicted_s"] / check["measured_s"])
     assert check["within"] == (abs(check["ratio"] - 1) <= bench.PLAN_TOLERANCE)
-    text = "\n".join(bench._plan_section({"plan_check": check}))
+    text = "\n".join(bench_sections.plan_section({"plan_check": check}))
     assert "## The plan against a build" in text
     assert (
         f"| {check['predicted_s']:.0f} | {check['measured_s']:.0f} | {check['ratio']:.2f} |" in text
@@ -245,7 +245,70 @@ def test_calibration_sample_simulates_every_strideth_run_of_each_study_in_batche
     )
     for process in sample["processes"]:
         assert process["wall_s"] > process["runs_s"] > 0
-    text = "\n".join(bench._calibration_section({"calibration": sample}))
+    text = "\n".join(bench_sections.calibration_section({"calibration": sample}))
     assert "## The simulation's cost per study" in text
     for study, row in sample["studies"].items():
         assert f"| {study} | {row['runs']} | {row['simulated_s']:.0f} |" in text
+
+
+def test_a_section_measured_again_replaces_only_its_numbers_and_says_when(monkeypatch):
+    """`tcprepro bench --from-json F --only S`: S's numbers are new, marked with the date,
+    commit and load of their measure in BENCHMARKS.md; the other sections are the saved
+    ones; an unknown section is refused before anything runs."""
+    saved = {
+        "machine": bench.machine(),
+        "native": [],
+        "plan_check": {
+            "figures": ["D4"],
+            "emulated": [],
+            "tier": "smoke",
+            "cores": 2,
+            "runs": 1,
+            "predicted_s": 1.0,
+            "measured_s": 2.0,
+            "ratio": 0.5,
+            "within": False,
+        },
+        "contention": {"slowdown": 9.0},
+    }
+    new = {
+        "figures": ["D1", "B5.16"],
+        "twin": "X14",
+        "runs": 9,
+        "guest_runs": 2,
+        "alone_s": 36.0,
+        "beside_s": 54.0,
+        "slowdown": 1.5,
+        "overlapped": True,
+    }
+    monkeypatch.setitem(bench.AGAIN, "contention", lambda progress: new)
+    with pytest.raises(ValueError, match="unknown section nope"):
+        bench.measure_again(saved, ["contention", "nope"])
+    again = bench.measure_again(saved, ["contention"], progress=lambda _: None)
+    assert again["contention"] == new
+    assert again["plan_check"] == saved["plan_check"]
+    assert saved["contention"] == {"slowdown": 9.0}  # the saved numbers are not modified
+    assert set(again["measured_again"]) == {"contention"}
+    text = "\n".join(bench_sections.contention_section(again))
+    assert "| 36.0 | 54.0 | 1.50 | yes |" in text
+    stamp = again["measured_again"]["contention"]
+    assert f"`tcprepro bench --only contention`): {stamp['date']}" in text
+    assert "--only" not in "\n".join(bench_sections.plan_section(again))
+
+
+def test_bench_only_needs_the_saved_numbers_and_known_sections(tmp_path):
+    for args, error in (
+        (["--only", "contention"], "--only: needs --from-json"),
+        (
+            ["--from-json", str(ROOT / "benchmarks/results.json"), "--only", "x"],
+            "unknown section x",
+        ),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "tcprepro.cli", "bench", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert done.returncode != 0
+        assert error in done.stderr

@@ -352,3 +352,48 @@ def test_an_emulated_cell_is_run_only_where_the_kernel_offers_its_module(config_
     x6 = emulated.emulated_runs(config, "X6", "paper", "native")
     variants = {dict(run.sweep)["variant"] for run in x6}
     assert variants == {"NewReno", "Scalable"}
+
+
+def test_a_simulation_beside_an_emulated_job_runs_slower_by_the_measured_factor():
+    """The build's schedule with a UML guest beside the simulations: a 10-s simulate job
+    beside a 10-s emulated one at a slowdown of 2 has 5 s of work left when the guest
+    ends, so it ends at 15 s; with no emulated job, or a slowdown of 1, it is the plain
+    makespan; a slowdown below 1 is refused."""
+    from tcprepro.campaign.schedule import makespan_s, shared_makespan_s
+
+    assert shared_makespan_s([10], [10], 2, 2.0) == pytest.approx(15)
+    assert shared_makespan_s([10, 10], [], 2, 2.0) == pytest.approx(10)
+    # the emulated job first (longest); the simulations in turn beside it at half pace: 12 s
+    # for the first, 4 of the second's 6 s by 20 s, its last 2 s at full pace
+    assert shared_makespan_s([6, 6], [20], 2, 2.0) == pytest.approx(22)
+    for sims, emus in (([10, 10, 10], [30]), ([5, 7, 3, 9], [12, 4])):
+        assert shared_makespan_s(sims, emus, 2, 1.0) == pytest.approx(makespan_s(sims + emus, 2))
+        assert shared_makespan_s(sims, emus, 2, 1.7) >= makespan_s(sims + emus, 2)
+    with pytest.raises(ValueError, match="slowdown"):
+        shared_makespan_s([1], [1], 2, 0.5)
+
+
+def test_the_calibration_sample_spans_each_figures_cheap_and_costly_runs(config_data):
+    """One run in CALIBRATION_STRIDE of each figure, spread over its runs ranked by the
+    cost model: for every figure with at least two strides of runs, the sample's mean
+    modelled cost is within 15 % of the figure's (every 7th run in the config's order
+    gave 0.14 of D4's and 0.74 of D1's)."""
+    from tcprepro.campaign.plan import CALIBRATION_STRIDE, calibration_runs
+
+    config = WorkflowConfig(config_data)
+    checked = 0
+    for study in config.studies():
+        sample = calibration_runs(config, study)
+        for figure in config.figures_of(study):
+            runs = config.runs(figure, "quick")
+            mine = [run for run in sample if run.figure == figure]
+            if config.crosschecked(figure):
+                assert not mine
+                continue
+            assert len(mine) == -(-len(runs) // CALIBRATION_STRIDE), figure
+            assert len({run.path for run in mine}) == len(mine)
+            if len(runs) >= 2 * CALIBRATION_STRIDE:
+                ratio = (estimate_wall_s(mine) / len(mine)) / (estimate_wall_s(runs) / len(runs))
+                assert 0.85 <= ratio <= 1.15, (figure, ratio)
+                checked += 1
+    assert checked >= 10

@@ -248,7 +248,7 @@ def test_the_uml_sample_times_each_figures_runs_beside_the_plans_estimate():
     wall time (set-up, probe, traffic, dataset) from its dataset beside the plan's
     estimate of it, and the report's row."""
     uml_or_skip()
-    from tcprepro import bench
+    from tcprepro import bench_sections
     from tcprepro.bench_workflow import uml_sample
     from tcprepro.campaign import load_workflow_config
     from tcprepro.campaign.plan import uml_run_wall_s
@@ -261,5 +261,24 @@ def test_the_uml_sample_times_each_figures_runs_beside_the_plans_estimate():
     assert row["wall_s"] > row["traffic_s"] > 0
     assert row["plan_s"] == pytest.approx(uml_run_wall_s(run.scenario()))
     assert sample["wall_s"] > row["wall_s"]  # the boot besides the run
-    text = "\n".join(bench._uml_section({"uml": sample}))
+    text = "\n".join(bench_sections.uml_section({"uml": sample}))
     assert f"| X14 | 1 | {row['guest_s']:.0f} | {row['wall_s']:.0f} |" in text
+
+
+def test_guest_contention_times_the_same_runs_alone_and_beside_a_uml_guest():
+    """make bench's "A UML guest beside the simulations": D4's smoke sample simulated
+    alone, then while a UML guest runs X14's smoke run on the other core; the slowdown is
+    the ratio of the runs' own wall times, and the report's row prints it."""
+    uml_or_skip()
+    from tcprepro import bench_sections
+    from tcprepro.bench_workflow import guest_contention
+
+    row = guest_contention(progress=lambda _: None, tier="smoke", setup=("X14", 1, ("D4",)))
+    assert row["runs"] > 0
+    assert row["guest_runs"] == 1
+    assert row["alone_s"] > 0
+    assert row["beside_s"] > 0
+    assert row["slowdown"] == pytest.approx(row["beside_s"] / row["alone_s"])
+    assert row["overlapped"], "the guest ended before the simulations beside it"
+    text = "\n".join(bench_sections.contention_section({"contention": row}))
+    assert f"| {row['alone_s']:.1f} | {row['beside_s']:.1f} | {row['slowdown']:.2f} | yes |" in text

@@ -40,11 +40,21 @@ from typing import Any
 
 import numpy as np
 
+from tcprepro.bench_sections import (
+    again_note,
+    calibration_section,
+    contention_section,
+    md_row,
+    plan_section,
+    recorded_section,
+    uml_section,
+)
 from tcprepro.bench_workflow import (
     BENCH_DIR,
     PLAN_CHECK,
     PLAN_TOLERANCE,
     calibration_sample,
+    guest_contention,
     plan_check,
     recorded_workflow,
     stage_times,
@@ -60,6 +70,7 @@ __all__ = [  # the workflow's benchmarks live in tcprepro.bench_workflow
     "PLAN_TOLERANCE",
     "compare_native",
     "machine",
+    "measure_again",
     "plan_check",
     "recorded_workflow",
     "report",
@@ -287,10 +298,6 @@ def storage(config: Path, runs: int = 6) -> dict[str, float]:
     }
 
 
-def _row(*cells: object) -> str:
-    return "| " + " | ".join(str(c) for c in cells) + " |"
-
-
 def report(results: dict[str, Any]) -> str:
     """BENCHMARKS.md text from :func:`run_all` results."""
     lines = [
@@ -300,18 +307,19 @@ def report(results: dict[str, Any]) -> str:
         "Every number below was measured by that command on this machine:",
         "",
     ]
-    lines += [_row("machine", ""), _row("---", "---")]
-    lines += [_row(k, v) for k, v in results["machine"].items()]
+    lines += [md_row("machine", ""), md_row("---", "---")]
+    lines += [md_row(k, v) for k, v in results["machine"].items()]
     lines += _event_loop_section(results)
     lines += _startup_section(results)
     lines += _scaling_section(results)
     lines += _memory_section(results)
     lines += _storage_section(results)
     lines += _workflow_section(results)
-    lines += _calibration_section(results)
-    lines += _uml_section(results)
-    lines += _plan_section(results)
-    lines += _recorded_section(results)
+    lines += calibration_section(results)
+    lines += uml_section(results)
+    lines += contention_section(results)
+    lines += plan_section(results)
+    lines += recorded_section(results)
     lines.append("")
     return "\n".join(lines)
 
@@ -326,7 +334,7 @@ def _event_loop_section(results: dict[str, Any]) -> list[str]:
         "Same builder calls, same C++ library; `native/tcprepro` > 1 means tcprepro is "
         "faster. Medians of the repeats.",
         "",
-        _row(
+        md_row(
             "scenario",
             "simulated s",
             "events",
@@ -337,11 +345,11 @@ def _event_loop_section(results: dict[str, Any]) -> list[str]:
             "data pkts/s (tcprepro)",
             "identical results",
         ),
-        _row(*["---"] * 9),
+        md_row(*["---"] * 9),
     ]
     for item in results["native"]:
         lines.append(
-            _row(
+            md_row(
                 item["scenario"],
                 f"{item['simulated_s']:g}",
                 item["events"],
@@ -364,13 +372,13 @@ def _startup_section(results: dict[str, Any]) -> list[str]:
         "",
         "## Start-up of a worker process",
         "",
-        _row("what", "wall s"),
-        _row("---", "---"),
-        _row("python -c pass", f"{s['python_s']:.2f}"),
-        _row("tcprepro + compiled models (build.load)", f"{s['tcprepro_models_s']:.2f}"),
+        md_row("what", "wall s"),
+        md_row("---", "---"),
+        md_row("python -c pass", f"{s['python_s']:.2f}"),
+        md_row("tcprepro + compiled models (build.load)", f"{s['tcprepro_models_s']:.2f}"),
     ]
     if "from_ns_import_ns_s" in s:
-        lines.append(_row("from ns import ns (full bindings)", f"{s['from_ns_import_ns_s']:.2f}"))
+        lines.append(md_row("from ns import ns (full bindings)", f"{s['from_ns_import_ns_s']:.2f}"))
     return lines
 
 
@@ -384,11 +392,11 @@ def _scaling_section(results: dict[str, Any]) -> list[str]:
         "",
         f"{c['runs']} independent runs of `benchmarks/dumbbell.yaml` as separate processes.",
         "",
-        _row("workers", "wall s"),
-        _row("---", "---"),
-        _row(1, f"{c['1_process_s']:.1f}"),
-        _row(2, f"{c['2_process_s']:.1f}"),
-        _row("speedup", f"{c['speedup']:.2f}"),
+        md_row("workers", "wall s"),
+        md_row("---", "---"),
+        md_row(1, f"{c['1_process_s']:.1f}"),
+        md_row(2, f"{c['2_process_s']:.1f}"),
+        md_row("speedup", f"{c['speedup']:.2f}"),
     ]
     return lines
 
@@ -404,9 +412,9 @@ def _memory_section(results: dict[str, Any]) -> list[str]:
         "`benchmarks/largest.yaml`: 500 Mb/s, B = 625, 10 NewReno flows + 50 % Poisson "
         "background, 10 simulated s, in a fresh process.",
         "",
-        _row("wall s", "peak memory MiB", "dataset MiB"),
-        _row("---", "---", "---"),
-        _row(f"{m['wall_s']:.1f}", f"{m['peak_mib']:.0f}", f"{m['dataset_mib']:.2f}"),
+        md_row("wall s", "peak memory MiB", "dataset MiB"),
+        md_row("---", "---", "---"),
+        md_row(f"{m['wall_s']:.1f}", f"{m['peak_mib']:.0f}", f"{m['dataset_mib']:.2f}"),
     ]
     return lines
 
@@ -419,14 +427,14 @@ def _storage_section(results: dict[str, Any]) -> list[str]:
         "",
         "## Storage",
         "",
-        _row(
+        md_row(
             "run dataset KiB (dumbbell, 60 s)",
             "bytes per sample per entity",
             f"combined MiB ({st['combined_runs']} runs)",
             "read combined s",
         ),
-        _row(*["---"] * 4),
-        _row(
+        md_row(*["---"] * 4),
+        md_row(
             f"{st['run_kib']:.0f}",
             f"{st['bytes_per_sample_per_entity']:.1f}",
             f"{st['combined_mib']:.2f}",
@@ -446,12 +454,12 @@ def _workflow_section(results: dict[str, Any]) -> list[str]:
         "Setup excluded (venv and compiled models present), from empty data, in a "
         "temporary copy of the workflow; then the same command again.",
         "",
-        _row("profile", "wall s", "no-op rerun s", "rerun simulated anything"),
-        _row(*["---"] * 4),
+        md_row("profile", "wall s", "no-op rerun s", "rerun simulated anything"),
+        md_row(*["---"] * 4),
     ]
     for item in results.get("workflow", []):
         lines.append(
-            _row(
+            md_row(
                 item["profile"],
                 f"{item['full_s']:.0f}",
                 f"{item['noop_rerun_s']:.1f}",
@@ -468,222 +476,15 @@ def _workflow_section(results: dict[str, Any]) -> list[str]:
             "start to its end, whole seconds; the runs' own event loop and writing as their "
             f"logs report it: {item['runs_wall_s']:.1f} s):",
             "",
-            _row("rule", "jobs", "job time s", "s per job"),
-            _row(*["---"] * 4),
+            md_row("rule", "jobs", "job time s", "s per job"),
+            md_row(*["---"] * 4),
         ]
         for rule, row in sorted(stages.items(), key=lambda kv: -kv[1]["job_s"]):
             per_job = row["job_s"] / max(1, row["jobs"])
-            lines.append(_row(rule, f"{row['jobs']:.0f}", f"{row['job_s']:.0f}", f"{per_job:.1f}"))
-    return lines
-
-
-def _calibration_section(results: dict[str, Any]) -> list[str]:
-    """The simulation's cost per study on the plan's calibration sample."""
-    sample = results.get("calibration")
-    if not sample:
-        return []
-    lines = [
-        "",
-        "## The simulation's cost per study",
-        "",
-        f"The plan's calibration sample (every {sample['stride']}th {sample['tier']}-tier run "
-        f"of each figure) simulated from empty data by {len(sample['processes'])} `tcprepro "
-        f"sweep-batch` processes side by side in {sample['wall_s']:.0f} s. *Run wall s* sums "
-        "each run's own time in its batch (scenario, event loop, dataset), *loop s* the event "
-        "loops'; `tcprepro plan` calibrates its cost model per study on these "
-        "(`MEASURED_QUICK` in `tcprepro.campaign.plan`).",
-        "",
-        _row(
-            "study",
-            "runs",
-            "simulated s",
-            "run wall s",
-            "loop s",
-            "wall s per simulated s",
-            "datasets MiB",
-        ),
-        _row(*["---"] * 7),
-    ]
-    for study, row in sorted(sample["studies"].items()):
-        lines.append(
-            _row(
-                study,
-                row["runs"],
-                f"{row['simulated_s']:.0f}",
-                f"{row['wall_s']:.1f}",
-                f"{row['loop_s']:.1f}",
-                f"{row['wall_s'] / row['simulated_s']:.4f}",
-                f"{row['mib']:.1f}",
-            )
-        )
-    runs = sum(row["runs"] for row in sample["studies"].values())
-    outside = sum(row["wall_s"] - row["loop_s"] for row in sample["studies"].values())
-    startup = [p["wall_s"] - p["runs_s"] for p in sample["processes"]]
-    lines += [
-        "",
-        f"Besides its event loop a run costs {outside / max(1, runs):.2f} s in its batch (mean "
-        f"over {runs} runs); a process's start-up, its wall time less its runs', "
-        f"{', '.join(f'{s:.1f}' for s in startup)} s.",
-    ]
-    return lines
-
-
-def _uml_section(results: dict[str, Any]) -> list[str]:
-    """The emulation's cost per figure on the UML route (:func:`uml_sample`)."""
-    sample = results.get("uml")
-    if not sample:
-        return []
-    lines = [
-        "",
-        "## The emulation's cost per figure (UML route)",
-        "",
-        f"Every {sample['stride']}th {sample['tier']}-tier emulated run of each figure, in "
-        f"{sample['cores']} boots side by side ({sample['wall_s']:.0f} s). *Wall s* sums the "
-        "runs' own wall time (set-up, probe, traffic, teardown, dataset; the boots apart), "
-        "*traffic s* its traffic stage; *plan s* is `tcprepro plan`'s estimate of the same "
-        "runs (`tcprepro.campaign.plan.uml_run_wall_s`).",
-        "",
-        _row("figure", "runs", "guest s", "wall s", "traffic s", "plan s", "plan / wall"),
-        _row(*["---"] * 7),
-    ]
-    total = {"wall_s": 0.0, "plan_s": 0.0}
-    for figure, row in sample["figures"].items():
-        total["wall_s"] += row["wall_s"]
-        total["plan_s"] += row["plan_s"]
-        lines.append(
-            _row(
-                figure,
-                row["runs"],
-                f"{row['guest_s']:.0f}",
-                f"{row['wall_s']:.0f}",
-                f"{row['traffic_s']:.0f}",
-                f"{row['plan_s']:.0f}",
-                f"{row['plan_s'] / row['wall_s']:.2f}",
-            )
-        )
-    lines += [
-        "",
-        f"All: {total['wall_s']:.0f} s measured, {total['plan_s']:.0f} s planned "
-        f"({total['plan_s'] / total['wall_s']:.2f}).",
-    ]
-    return lines
-
-
-def _plan_section(results: dict[str, Any]) -> list[str]:
-    """The plan's estimate of a small build against the build (:func:`plan_check`)."""
-    check = results.get("plan_check")
-    if not check:
-        return []
-    return [
-        "",
-        "## The plan against a build",
-        "",
-        f"`tcprepro plan`'s cost of the {check['tier']} tier's runs of "
-        f"{' and '.join(check['figures'])} ({check['runs']} runs, their batch jobs' "
-        "start-ups)"
-        + (
-            f" and of the emulated twin {', '.join(check['emulated'])} "
-            f"({check['emulated_runs']} runs, one {check['route'].upper()} boot), sharing "
-            f"{check['cores']} cores longest job first,"
-            if check.get("emulated")
-            else f" on {check['cores']} cores"
-        )
-        + " against the wall time Snakemake took to build them from empty data (setup "
-        "excluded).",
-        "",
-        _row("predicted s", "measured s", "predicted / measured", f"within ±{PLAN_TOLERANCE:.0%}"),
-        _row(*["---"] * 4),
-        _row(
-            f"{check['predicted_s']:.0f}",
-            f"{check['measured_s']:.0f}",
-            f"{check['ratio']:.2f}",
-            "yes" if check["within"] else "no",
-        ),
-    ]
-
-
-def _recorded_stages(inv: dict[str, Any]) -> list[str]:
-    """The stages of one recorded invocation that ran more than one job."""
-    stages = inv.get("stages") or {}
-    if sum(row["jobs"] for row in stages.values()) < 2:
-        return []
-    lines = [
-        "",
-        f"Stages of the invocation started {inv['started']} (Snakemake's log: *job time* "
-        "sums its jobs' start-to-end times, so a stage on 2 cores can take up to twice its "
-        "wall time; *done at* is when its last job ended, from the first job's start):",
-        "",
-        _row("rule", "jobs", "job time min", "done at min"),
-        _row(*["---"] * 4),
-    ]
-    for rule, row in sorted(stages.items(), key=lambda kv: kv[1]["ended_s"]):
-        lines.append(
-            _row(rule, int(row["jobs"]), f"{row['job_s'] / 60:.1f}", f"{row['ended_s'] / 60:.1f}")
-        )
-    return lines
-
-
-def _recorded_section(results: dict[str, Any]) -> list[str]:
-    """The logs of an earlier ``make figures`` (``--recorded``), when given."""
-    lines: list[str] = []
-    recorded = results.get("recorded")
-    if recorded:
-        lines += [
-            "",
-            "## A recorded `make figures` run",
-            "",
-            "Read from the logs of an earlier run in this folder (`tcprepro bench --recorded "
-            "DIR`): each Snakemake invocation with its wall time, then each study's runs. "
-            "*Run wall s* is the sum over runs of each run's own event loop and writing, as "
-            "its log reports it; divide by the cores the run had.",
-            "",
-            _row("started (UTC)", "command", "wall min", "steps done", "outcome"),
-            _row(*["---"] * 5),
-        ]
-        for inv in recorded["invocations"]:
             lines.append(
-                _row(
-                    inv["started"],
-                    f"`{inv['command']}`",
-                    f"{inv['wall_s'] / 60:.1f}",
-                    f"{inv['steps_done']} of {inv['steps_total']}",
-                    inv["outcome"],
-                )
+                md_row(rule, f"{row['jobs']:.0f}", f"{row['job_s']:.0f}", f"{per_job:.1f}")
             )
-        for inv in recorded["invocations"]:
-            lines += _recorded_stages(inv)
-        lines += [
-            "",
-            _row(
-                "study",
-                "runs",
-                "simulated s",
-                "run wall s",
-                "wall s per simulated s",
-                "datasets MiB",
-            ),
-            _row(*["---"] * 6),
-        ]
-        for study, row in sorted(recorded["studies"].items()):
-            if not row["runs"]:
-                continue
-            lines.append(
-                _row(
-                    study,
-                    int(row["runs"]),
-                    f"{row['simulated_s']:.0f}",
-                    f"{row['wall_s']:.0f}",
-                    f"{row['wall_s'] / row['simulated_s']:.3f}",
-                    f"{row['bytes'] / 2**20:.1f}",
-                )
-            )
-        lines += [
-            "",
-            f"Paper profile storage, estimated from each figure's bytes per simulated second "
-            f"above: {recorded['paper_estimate_gib']:.2f} GiB for "
-            f"{recorded['paper_estimate_runs']} runs.",
-        ]
-    return lines
+    return lines + again_note(results, "workflow")
 
 
 def run_all(
@@ -728,10 +529,46 @@ def run_all(
             results["uml"] = uml_sample(progress=progress)
         except CapabilityError as exc:  # no UML route on this host: no emulation sample
             progress(f"UML sample skipped: {exc}")
+        try:
+            results["contention"] = guest_contention(progress=progress)
+        except CapabilityError as exc:  # no UML route: the simulations never share a core
+            progress(f"guest contention skipped: {exc}")
         progress(f"plan check: {' and '.join(PLAN_CHECK[0])}, tier {PLAN_CHECK[1]}")
         results["plan_check"] = plan_check()
     if recorded is not None:
         progress(f"recorded workflow run in {recorded}")
         results["recorded"] = recorded_workflow(recorded)
     results["resource_self_maxrss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return results
+
+
+#: the sections `tcprepro bench --only` measures again, each by its own function
+AGAIN = {
+    "workflow": lambda progress: [workflow("smoke")],
+    "calibration": calibration_sample,
+    "uml": uml_sample,
+    "contention": guest_contention,
+    "plan_check": plan_check,
+}
+
+
+def measure_again(
+    results: dict[str, Any], sections: list[str], progress: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """``results`` with ``sections`` measured again, in the order given.
+
+    Each is marked with the date, commit and load of its measure; the other sections keep
+    the run that measured them.
+    """
+    unknown = [name for name in sections if name not in AGAIN]
+    if unknown:
+        known = ", ".join(AGAIN)
+        raise ValueError(f"--only: unknown section {', '.join(unknown)} (one of {known})")
+    results = dict(results)
+    for name in sections:
+        stamp = machine()
+        progress(f"measuring again: {name}")
+        kwargs = {"progress": progress} if name != "plan_check" else {}
+        results[name] = AGAIN[name](**kwargs)
+        results["measured_again"] = {**results.get("measured_again", {}), name: stamp}
     return results

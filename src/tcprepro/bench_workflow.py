@@ -6,6 +6,8 @@
   to the wall time of building them (:func:`plan_check`).
 - **The simulation's cost per study**: the plan's calibration sample of the quick tier,
   simulated in batch processes as the workflow runs them (:func:`calibration_sample`).
+- **A UML guest beside the simulations**: the same simulate batch alone and beside a
+  UML guest (:func:`guest_contention`).
 - **A recorded run**: the logs of an earlier ``make figures`` (:func:`recorded_workflow`).
 """
 
@@ -29,6 +31,7 @@ __all__ = [
     "PLAN_CHECK",
     "PLAN_TOLERANCE",
     "calibration_sample",
+    "guest_contention",
     "job_spans",
     "plan_check",
     "recorded_workflow",
@@ -43,6 +46,7 @@ BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 
 def _copy_workflow(root: Path, dest: Path) -> None:
     """The workflow's files (no build, figures or generated tables) into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "workflow", "notebooks", "paper"):
         source = root / name
         if source.is_dir():
@@ -96,6 +100,26 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
     }
 
 
+def _sweep_batch(
+    workdir: Path, name: str, runs: list[Any], tier: str
+) -> tuple[float, list[dict[str, Any]]]:
+    """Simulate ``runs`` in one ``tcprepro sweep-batch`` process in ``workdir``.
+
+    Its wall time and its manifest's entries (each run's path and own wall seconds).
+    """
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
+    manifest = workdir / f"{name}.json"
+    cmd = [str(bin_dir / "tcprepro"), "sweep-batch", "--tier", tier, "-o"]
+    cmd += [str(manifest), *(run.path for run in runs)]
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode:
+        raise RuntimeError(f"{name}: {' '.join(cmd[:6])} failed:\n{done.stderr}")
+    return wall, json.loads(manifest.read_text())["runs"]
+
+
 def calibration_sample(
     stride: int | None = None,
     root: Path | None = None,
@@ -131,23 +155,13 @@ def calibration_sample(
         least = loads.index(min(loads))
         shares[least].append(run)
         loads[least] += costs[run.path]
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"}
     processes: list[dict[str, Any]] = []
     run_wall: dict[str, float] = {}  # each run's own time in its batch (the manifests')
     with tempfile.TemporaryDirectory() as tmp:
         _copy_workflow(root, Path(tmp))
 
         def batch(index: int, mine: list[Any]) -> None:
-            manifest = Path(tmp) / f"calibration-{index}.json"
-            cmd = [str(bin_dir / "tcprepro"), "sweep-batch", "--tier", tier, "-o"]
-            cmd += [str(manifest), *(run.path for run in mine)]
-            started = time.perf_counter()
-            done = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
-            wall = time.perf_counter() - started
-            if done.returncode:
-                raise RuntimeError(f"calibration: {' '.join(cmd[:6])} failed:\n{done.stderr}")
-            entries = json.loads(manifest.read_text())["runs"]
+            wall, entries = _sweep_batch(Path(tmp), f"calibration-{index}", mine, tier)
             run_wall.update((e["path"], e["wall_s"]) for e in entries)
             processes.append(
                 {"runs": len(mine), "wall_s": wall, "runs_s": sum(e["wall_s"] for e in entries)}
@@ -259,6 +273,81 @@ def uml_sample(
                 row["guest_s"] += run.scenario().duration
                 row["plan_s"] += uml_run_wall_s(run.scenario())
     return {"stride": stride, "tier": tier, "cores": cores, "wall_s": wall, "figures": figures}
+
+
+#: the guest-contention measure: the emulated twin whose first quick-tier runs (how many)
+#: the guest emulates, and the figures whose calibration sample the simulations run
+GUEST_CONTENTION = ("X14", 2, ("D1", "B5.16"))
+
+
+def guest_contention(
+    root: Path | None = None,
+    progress: Any = print,
+    tier: str = "quick",
+    setup: tuple[str, int, tuple[str, ...]] = GUEST_CONTENTION,
+) -> dict[str, Any]:
+    """How much slower the simulations run while a UML guest runs on another core.
+
+    The same simulate batch (the calibration sample of ``setup``'s figures, one ``tcprepro
+    sweep-batch`` process) runs twice: alone, then once a UML guest has booted and runs
+    ``setup``'s twin's first runs on the UML route (one boot). The slowdown is
+    the runs' own wall seconds beside the guest over alone (the manifests'); it holds only
+    if the guest was still running when the batch ended (``overlapped``).
+    """
+    import io
+
+    from tcprepro.campaign import load_workflow_config
+    from tcprepro.campaign.cost import UML_BOOT_WALL_S
+    from tcprepro.campaign.emulated import figure_tool
+    from tcprepro.campaign.plan import calibration_runs
+    from tcprepro.emulation.runner import EmulationJob, emulate_batch
+
+    root = root or BENCH_DIR.parent
+    twin, guest_runs, figures = setup
+    config = load_workflow_config(root / "workflow/config.yaml", {"emulation": "include"})
+    studies = dict.fromkeys(config.figure(figure)["study"] for figure in figures)
+    runs = [
+        run
+        for study in studies
+        for run in calibration_runs(config, study, tier=tier)
+        if run.figure in figures
+    ]
+    guest = config.runs(twin, tier, "mininet")[:guest_runs]
+    results: list[Any] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        alone_dir, beside_dir, guest_dir = (Path(tmp) / name for name in ("a", "b", "g"))
+        for folder in (alone_dir, beside_dir):
+            _copy_workflow(root, folder)
+        progress(f"guest contention: {len(runs)} runs of {' and '.join(figures)} alone")
+        _, alone = _sweep_batch(alone_dir, "alone", runs, tier)
+        jobs = [
+            EmulationJob(
+                r.scenario(), r.rep, guest_dir / r.path, r.attrs(), figure_tool(config, twin)
+            )
+            for r in guest
+        ]
+        thread = threading.Thread(
+            target=lambda: results.extend(emulate_batch(jobs, "uml", log=io.StringIO()))
+        )
+        thread.start()
+        time.sleep(UML_BOOT_WALL_S + 5)  # the guest booted: its runs under way
+        progress(f"guest contention: the same runs beside a UML guest running {twin}")
+        _, beside = _sweep_batch(beside_dir, "beside", runs, tier)
+        overlapped = thread.is_alive()
+        thread.join()
+    if not results or not all(r.ok for r in results):
+        raise RuntimeError(f"guest contention: the UML guest's {twin} runs failed")
+    alone_s, beside_s = (sum(e["wall_s"] for e in entries) for entries in (alone, beside))
+    return {
+        "figures": list(figures),
+        "twin": twin,
+        "runs": len(runs),
+        "guest_runs": len(guest),
+        "alone_s": alone_s,
+        "beside_s": beside_s,
+        "slowdown": beside_s / alone_s,
+        "overlapped": overlapped,
+    }
 
 
 #: the figures and tier of the plan check: two studies' figures, a few minutes on 2 cores

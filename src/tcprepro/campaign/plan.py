@@ -21,7 +21,6 @@ workflow's job priorities are these estimates, :func:`simulate_job_s` and
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from tcprepro.campaign.cost import (  # the UML route's run model lives with ns-
     uml_run_wall_s,
 )
 from tcprepro.campaign.runs import Run, cell_name, is_cached
+from tcprepro.campaign.schedule import makespan_s, shared_makespan_s
 from tcprepro.emulation.routes import VM, Route, get_route
 from tcprepro.errors import ConfigError
 from tcprepro.yamlfile import load_yaml
@@ -285,9 +285,11 @@ def build_wall_s(
 
     Its simulate batch jobs (:func:`simulate_job_s`) and, on a virtual-clock ``route``,
     its emulated figures' jobs (:func:`emulate_job_s`) share the cores, longest first,
-    as the workflow's job priorities order them. Real-time emulation (native, VM) and
-    ``route`` None count the simulations alone. ``figures`` and ``twins``: the figures
-    whose simulations and whose emulated runs the build makes (default: every one).
+    as the workflow's job priorities order them, a simulate job running beside an emulated
+    one :data:`UML_NEIGHBOUR_SLOWDOWN` times slower (:func:`shared_makespan_s`). Real-time
+    emulation (native, VM) and ``route`` None count the simulations alone. ``figures``
+    and ``twins``: the figures whose simulations and whose emulated runs the build makes
+    (default: every one).
     """
     calibration = calibrations(config) if calibration is None else calibration
     jobs = [
@@ -295,9 +297,10 @@ def build_wall_s(
         for figure in (config.simulated_figures if figures is None else figures)
         for batch in config.batches(figure, tier)
     ]
+    emulated: list[float] = []
     if route is not None and get_route(route).virtual_clock:
-        jobs += _emulated_jobs(config, tier, route, twins)[1]
-    return makespan_s(jobs, cores) if jobs else 0.0
+        emulated = _emulated_jobs(config, tier, route, twins)[1]
+    return shared_makespan_s(jobs, emulated, cores, UML_NEIGHBOUR_SLOWDOWN)
 
 
 def twin_claims() -> dict[str, list[str]]:
@@ -370,10 +373,10 @@ CALIBRATION_STRIDE = 7
 #: machine, as `tcprepro bench` measures it (its section "The simulation's cost per study",
 #: :func:`tcprepro.bench_workflow.calibration_sample`)
 MEASURED_QUICK = {
-    "A": StudyMeasurement(24, 11600.0, 157.8, 6.43),
-    "B": StudyMeasurement(27, 980.0, 244.0, 3.89),
-    "C": StudyMeasurement(13, 1120.0, 213.6, 2.71),
-    "D": StudyMeasurement(15, 712.0, 56.0, 1.78),
+    "A": StudyMeasurement(24, 11600.0, 178.7, 6.43),
+    "B": StudyMeasurement(27, 980.0, 250.7, 3.87),
+    "C": StudyMeasurement(13, 1120.0, 214.6, 2.72),
+    "D": StudyMeasurement(15, 712.0, 46.0, 1.78),
 }
 #: the UML sample: every UML_SAMPLE_STRIDE-th quick-tier emulated run of each figure
 #: (:func:`uml_sample_runs`), which `tcprepro bench` emulates (:data:`UML_MEASURED_QUICK`)
@@ -399,6 +402,11 @@ UML_MEASURED_QUICK: dict[str, tuple[int, float]] = {
     "X8": (2, 102.7),
     "X9": (2, 96.7),
 }
+#: how much slower a simulation runs while a UML guest runs on the other core of the idle
+#: 2-core machine: the same simulate batch beside a guest running an emulated figure's
+#: runs, against alone, as `tcprepro bench` measures it (its section "A UML guest beside
+#: the simulations", :func:`tcprepro.bench_workflow.guest_contention`)
+UML_NEIGHBOUR_SLOWDOWN = 1.0  # 1.00 measured: the guest and ns-3 each keep a core
 #: what a cluster job costs besides its run's own event loop and writing: starting
 #: Snakemake in the job and the tcprepro process. Measured on the one-node test cluster
 #: (tests/test_slurm.py): SLURM's elapsed time of the two smoke-tier D1 jobs (41 and 46 s)
@@ -434,17 +442,24 @@ class StudyBudget:
 def calibration_runs(
     config: WorkflowConfig, study: str, stride: int = CALIBRATION_STRIDE, tier: str = "quick"
 ) -> list[Run]:
-    """A study's calibration sample: every ``stride``-th run of each figure of ``tier``.
+    """A study's calibration sample: one in ``stride`` runs of each figure of ``tier``.
 
-    In the config's order; cross-checked figures aside (their ns-3 runs repeat another
-    figure's cells).
+    Each figure's runs are ranked by the cost model (:func:`estimate_wall_s`; the run's
+    path breaks ties) and the sample takes the middle run of each of its
+    ceil(n / ``stride``) equal slices of that ranking, so the sample spans the figure's
+    cheap and costly cells in their proportions whatever the order of its grid (every
+    ``stride``-th run in the config's order can keep landing on a grid's cheap cells).
+    Figures in the config's order; cross-checked
+    figures aside (their ns-3 runs repeat another figure's cells).
     """
-    return [
-        run
-        for figure in config.figures_of(study)
-        if not config.crosschecked(figure)
-        for run in config.runs(figure, tier)[::stride]
-    ]
+    sample: list[Run] = []
+    for figure in config.figures_of(study):
+        if config.crosschecked(figure):
+            continue
+        runs = sorted(config.runs(figure, tier), key=lambda r: (estimate_wall_s([r]), r.path))
+        slices = -(-len(runs) // stride)
+        sample += [runs[int((k + 0.5) * len(runs) / slices)] for k in range(slices)]
+    return sample
 
 
 def calibrations(
@@ -555,15 +570,6 @@ def batch_costs(
         for figure, mine in by_figure.items()
         for batch in config.group_runs(figure, mine)
     ]
-
-
-def makespan_s(costs: Iterable[float], cores: int) -> float:
-    """Wall time of independent jobs on ``cores`` cores: longest first, each to a free core."""
-    loads = [0.0] * max(1, cores)
-    heapq.heapify(loads)
-    for cost in sorted(costs, reverse=True):
-        heapq.heappush(loads, heapq.heappop(loads) + cost)
-    return max(loads)
 
 
 def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:

@@ -474,11 +474,24 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     recorded = Path(args.recorded) if args.recorded else None
     if recorded is not None and not (recorded / "data/logs/simulate").is_dir():
         raise ConfigError(f"--recorded: {recorded} has no data/logs/simulate (no workflow run)")
+    only = [name for name in (args.only or "").split(",") if name]
+    if args.only is not None and not args.from_json:
+        raise ConfigError("--only: needs --from-json, the saved numbers of the other sections")
+    unknown = [name for name in only if name not in bench.AGAIN]
+    if unknown or (args.only is not None and not only):
+        raise ConfigError(
+            f"--only: unknown section {', '.join(unknown) or repr(args.only)} "
+            f"(one of {', '.join(bench.AGAIN)})"
+        )
     if args.from_json:
         # re-render saved numbers (e.g. to add a recorded run) without measuring again
         results = json.loads(Path(args.from_json).read_text())
         if recorded is not None:
             results["recorded"] = bench.recorded_workflow(recorded)
+        if only:
+            results = bench.measure_again(
+                results, only, lambda text: print(f"bench: {text}", file=sys.stderr)
+            )
     else:
         results = bench.run_all(
             quick=args.quick,

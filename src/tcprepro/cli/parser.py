@@ -313,6 +313,13 @@ def _add_bench_command(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="report numbers saved by --json instead of measuring again",
     )
+    p.add_argument(
+        "--only",
+        metavar="SECTIONS",
+        help="with --from-json: measure again only these comma-separated sections "
+        "(workflow: the smoke profile; calibration, uml, contention, plan_check), keeping the "
+        "saved numbers of the rest",
+    )
     p.set_defaults(func=_cmd_bench)
 
 
