@@ -372,3 +372,42 @@ def test_d1_marks_each_thesis_window_above_its_panel_at_the_edge_with_its_value(
     statement = " ".join(drawn(fig).statements)
     assert f"{len(outside)} thesis windows above the axis" in statement
     plt.close(fig)
+
+
+def test_d1_on_a_log_panel_holds_every_thesis_window_and_two_decades():
+    """A sender past its buffer (Linux's D1.1: FE/BE up to 3) puts the window panel on a
+    log axis: its limits hold our windows, every thesis window and C_e (the figure checks
+    refuse a legend entry whose artist lies outside, and a log axis with one labelled
+    tick), and nothing is marked above it."""
+    import matplotlib.pyplot as plt
+
+    from tcprepro.analysis.study_d import thesis_table
+    from tcprepro.figures.checks import check_figure
+    from tcprepro.figures.study_d import buffer_windows_figure
+    from tcprepro.models.throughput import THESIS_C_E
+
+    thesis = thesis_table("makassikis2006_windows")
+    for rtt_ms in (4.0, 12.0):
+        rows = thesis[np.isclose(thesis["rtt_ms"], rtt_ms)].dropna(subset=["fe_over_be"])
+        table = pd.DataFrame(
+            {
+                "backend": "linux",
+                "rtt_s": rtt_ms / 1000,
+                "recv_buffer_bytes": 16 * 2**20,
+                "send_buffer_bytes": [2**k for k in range(13, 17)],
+                "capacity_bps": 9.5e8,
+                "c_e": 0.55,
+                "c_r": 0.375,
+            }
+        )
+        table["measured_bps"] = np.minimum(table["send_buffer_bytes"] * 8 / 0.004, 9.5e8)
+        table["fe_over_be"] = [1.2, 1.6, 2.4, 3.0]
+        fig = buffer_windows_figure(table, thesis, "D1.1")
+        window_ax = fig.axes[1]
+        low, high = window_ax.get_ylim()
+        assert window_ax.get_yscale() == "log"
+        assert low <= min(rows["fe_over_be"].min(), THESIS_C_E) < 3.0 < high
+        assert high >= rows["fe_over_be"].max()
+        assert not [t for t in window_ax.texts if t.get_gid() == "thesis-above"]
+        check_figure(fig, "D1.1")
+        plt.close(fig)

@@ -118,6 +118,19 @@ def _backends_statement(table: pd.DataFrame) -> str:
     return text
 
 
+def _log_span(values: list[float]) -> tuple[float, float]:
+    """A log axis's limits holding ``values`` and the thesis's C_e, two decades' ticks at least.
+
+    The bottom goes down to the decade under the top's when the values span less, so the
+    axis labels two powers of ten.
+    """
+    from tcprepro.models.throughput import THESIS_C_E
+
+    found = np.asarray([v for v in (*values, THESIS_C_E) if np.isfinite(v) and v > 0])
+    low, high = float(found.min()) / 1.5, float(found.max()) * 2.0
+    return min(low, 10.0 ** (np.floor(np.log10(high)) - 1)), high
+
+
 def _thesis_windows(ax: plt.Axes, rows: pd.DataFrame, label: str) -> int:
     """The thesis's windows (FE/BE against BE) on ``ax``; how many lie above it.
 
@@ -220,12 +233,12 @@ def buffer_windows_figure(
         top.set_ylabel("throughput (Mb/s)")
         top.set_title(_rtt_label(rtt))
         highest = float(table["fe_over_be"].max())
-        if highest > 1.5:  # a sender beyond its buffer: all of it, its frame included
+        reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], thesis_rtt_ms)]
+        if highest > 1.5:  # a sender beyond its buffer: all of it, the thesis's and C_e too
             bottom.set_yscale("log")
-            bottom.set_ylim(top=highest * 2.0)
+            bottom.set_ylim(*_log_span([*table["fe_over_be"], *reference["fe_over_be"]]))
         else:
             bottom.set_ylim(0, 1.5)
-        reference = thesis_windows[np.isclose(thesis_windows["rtt_ms"], thesis_rtt_ms)]
         for br_kib, rows in reference.groupby("br_kib"):
             thesis_drawn = True
             sizes += [*(rows["be_kib"] * 1024)]
