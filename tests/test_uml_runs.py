@@ -268,7 +268,9 @@ def test_the_uml_sample_times_each_figures_runs_beside_the_plans_estimate():
 def test_guest_contention_times_the_same_runs_alone_and_beside_a_uml_guest():
     """make bench's "A UML guest beside the simulations": D4's smoke sample simulated
     alone, then while a UML guest runs X14's smoke run on the other core; the slowdown is
-    the ratio of the runs' own wall times, and the report's row prints it."""
+    the ratio of the runs' own wall times, and the report's row prints it, saying whether
+    the guest outlasted the simulations (a smoke run's guest, its boot waited out, can end
+    first on a host busy with another test file: the factor is then a lower bound)."""
     uml_or_skip()
     from tcprepro import bench_sections
     from tcprepro.bench_workflow import guest_contention
@@ -279,6 +281,8 @@ def test_guest_contention_times_the_same_runs_alone_and_beside_a_uml_guest():
     assert row["alone_s"] > 0
     assert row["beside_s"] > 0
     assert row["slowdown"] == pytest.approx(row["beside_s"] / row["alone_s"])
-    assert row["overlapped"], "the guest ended before the simulations beside it"
+    assert isinstance(row["overlapped"], bool)
     text = "\n".join(bench_sections.contention_section({"contention": row}))
-    assert f"| {row['alone_s']:.1f} | {row['beside_s']:.1f} | {row['slowdown']:.2f} | yes |" in text
+    throughout = "yes" if row["overlapped"] else "no: the factor is a lower bound"
+    expected = f"| {row['alone_s']:.1f} | {row['beside_s']:.1f} | {row['slowdown']:.2f} |"
+    assert f"{expected} {throughout} |" in text
