@@ -82,14 +82,15 @@ test: setup-test
 	pytest $(ALONE_TESTS) $(PYTEST_REPORT) $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 # Benchmarks: tcprepro against a native ns-3 program, start-up, scaling, memory, storage,
-# the smoke workflow end to end, the plan's calibration samples and the plan against a build,
+# the smoke workflow end to end, the plan's calibration samples and the plan against a build
+# (these two in ROUNDS rounds, default 3, each round reported),
 # written to BENCHMARKS.md with the machine (the raw numbers to benchmarks/results.json).
 # RECORDED=DIR adds the logs of a make figures run in DIR (per invocation and per stage);
 # to add them to the numbers already measured:
 #   tcprepro bench --from-json benchmarks/results.json --recorded DIR --write BENCHMARKS.md
 bench: setup-figures
 	tcprepro bench --write BENCHMARKS.md --json benchmarks/results.json \
-	  $(if $(RECORDED),--recorded $(RECORDED))
+	  --rounds $(or $(ROUNDS),3) $(if $(RECORDED),--recorded $(RECORDED))
 
 setup-figures: apt-figures venv mininet-link models uml-kernel
 setup-test: apt-test venv mininet-link models uml-kernel

@@ -296,9 +296,69 @@ def test_a_section_measured_again_replaces_only_its_numbers_and_says_when(monkey
     assert "--only" not in "\n".join(bench_sections.plan_section(again))
 
 
+def test_a_section_measured_in_rounds_keeps_its_median_and_reports_every_round(monkeypatch):
+    """`--rounds 3`: the plan check runs three times; its table shows the median round,
+    and a rounds table shows each round's load, times and stages, with how many rounds
+    stayed within the tolerance (a slow round is kept, not dropped)."""
+    measured = iter([320.0, 200.0, 250.0])
+
+    def check() -> dict:
+        seconds = next(measured)
+        ratio = 240.0 / seconds
+        return {
+            "figures": ["D4"],
+            "emulated": [],
+            "tier": "smoke",
+            "cores": 2,
+            "runs": 1,
+            "predicted_s": 240.0,
+            "measured_s": seconds,
+            "ratio": ratio,
+            "within": abs(ratio - 1) <= bench.PLAN_TOLERANCE,
+            "stages": {"simulate_batch": {"jobs": 2, "job_s": seconds * 1.5}},
+            "runs_wall_s": seconds,
+            "load_at_start": 0.5,
+        }
+
+    monkeypatch.setitem(bench.AGAIN, "plan_check", check)
+    again = bench.measure_again({"machine": bench.machine()}, ["plan_check"], lambda _: None, 3)
+    assert again["plan_check"]["measured_s"] == 250.0
+    assert [item["measured_s"] for item in again["rounds"]["plan_check"]] == [320, 200, 250]
+    text = "\n".join(bench_sections.plan_section(again))
+    assert "| 240 | 250 | 0.96 | yes |" in text
+    assert "3 rounds" in text
+    assert "200 to 320 s measured; 2 of 3 rounds within ±20%" in text
+    assert "| 1 | 0.50 | 240 | 320 | 0.75 (outside) | 480 | - | 320 |" in text
+    assert "| 2 | 0.50 | 240 | 200 | 1.20 | 300 | - | 200 |" in text
+    # measured again once: the old rounds go, they no longer describe the section's numbers
+    measured = iter([260.0])
+    once = bench.measure_again(again, ["plan_check"], lambda _: None)
+    assert "plan_check" not in once["rounds"]
+    assert "rounds" not in "\n".join(bench_sections.plan_section(once))
+    with pytest.raises(ValueError, match="--rounds: 0"):
+        bench.measure_again(again, ["plan_check"], lambda _: None, 0)
+    walls = iter([130.0, 110.0])
+    smoke = {"profile": "smoke", "noop_rerun_s": 2.5, "noop_ran_simulations": 0.0}
+    smoke |= {"stages": {"draw": {"jobs": 11, "job_s": 90.0}}, "runs_wall_s": 48.0}
+    monkeypatch.setitem(
+        bench.AGAIN, "workflow", lambda progress: [{**smoke, "full_s": next(walls)}]
+    )
+    twice = bench.measure_again(again, ["workflow"], lambda _: None, 2)
+    assert twice["workflow"][0]["full_s"] == 130.0  # the upper median of two
+    assert twice["rounds"]["plan_check"] == again["rounds"]["plan_check"]
+    text = "\n".join(bench._workflow_section(twice))
+    assert "2 rounds, one after the other" in text
+    assert "110 to 130 s measured." in text
+    assert "| 2 | - | 110 | 2.5 | - | 90 | 48 |" in text
+
+
 def test_bench_only_needs_the_saved_numbers_and_known_sections(tmp_path):
     for args, error in (
         (["--only", "contention"], "--only: needs --from-json"),
+        (
+            ["--from-json", str(ROOT / "benchmarks/results.json"), "--only", "x", "--rounds", "0"],
+            "--rounds: 0",
+        ),
         (
             ["--from-json", str(ROOT / "benchmarks/results.json"), "--only", "x"],
             "unknown section x",

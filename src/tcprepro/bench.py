@@ -24,6 +24,7 @@ What is measured
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import os
@@ -47,6 +48,7 @@ from tcprepro.bench_sections import (
     md_row,
     plan_section,
     recorded_section,
+    rounds_lines,
     uml_section,
 )
 from tcprepro.bench_workflow import (
@@ -484,7 +486,7 @@ def _workflow_section(results: dict[str, Any]) -> list[str]:
             lines.append(
                 md_row(rule, f"{row['jobs']:.0f}", f"{row['job_s']:.0f}", f"{per_job:.1f}")
             )
-    return lines + again_note(results, "workflow")
+    return lines + rounds_lines(results, "workflow") + again_note(results, "workflow")
 
 
 def run_all(
@@ -492,10 +494,12 @@ def run_all(
     profiles: tuple[str, ...] = (),
     progress: Callable[[str], None] = print,
     recorded: Path | None = None,
+    rounds: int = 1,
 ) -> dict[str, Any]:
     """Every benchmark; ``quick`` shortens the runs (to check that the harness works).
 
-    ``profiles`` lists the workflow profiles to time end to end (e.g. smoke, quick).
+    ``profiles`` lists the workflow profiles to time end to end (e.g. smoke, quick); they
+    and the plan check are measured ``rounds`` times (:func:`_in_rounds`).
     """
     repeats = 1 if quick else 3
     short = ["duration=10s", "warmup=2s"] if quick else []
@@ -519,10 +523,15 @@ def run_all(
     results["memory"] = memory(BENCH_DIR / "largest.yaml")
     progress("storage")
     results["storage"] = storage(BENCH_DIR / "dumbbell.yaml", 2 if quick else 6)
-    results["workflow"] = []
-    for profile in profiles:
-        progress(f"workflow, profile {profile}")
-        results["workflow"].append(workflow(profile))
+
+    def each_profile() -> list[dict[str, Any]]:
+        measured = []
+        for profile in profiles:
+            progress(f"workflow, profile {profile}")
+            measured.append(workflow(profile))
+        return measured
+
+    _in_rounds(results, "workflow", each_profile, rounds if profiles else 1, progress)
     if not quick:
         results["calibration"] = calibration_sample(progress=progress)
         try:
@@ -534,7 +543,7 @@ def run_all(
         except CapabilityError as exc:  # no UML route: the simulations never share a core
             progress(f"guest contention skipped: {exc}")
         progress(f"plan check: {' and '.join(PLAN_CHECK[0])}, tier {PLAN_CHECK[1]}")
-        results["plan_check"] = plan_check()
+        _in_rounds(results, "plan_check", plan_check, rounds, progress)
     if recorded is not None:
         progress(f"recorded workflow run in {recorded}")
         results["recorded"] = recorded_workflow(recorded)
@@ -552,23 +561,64 @@ AGAIN = {
 }
 
 
+#: the sections measured in rounds (``--rounds N``), each round's measured wall time
+ROUNDED = {
+    "workflow": lambda value: value[0]["full_s"],
+    "plan_check": lambda value: value["measured_s"],
+}
+
+
+def _in_rounds(
+    results: dict[str, Any],
+    name: str,
+    measure: Callable[[], Any],
+    rounds: int,
+    progress: Callable[[str], None],
+) -> None:
+    """``results[name]`` measured ``rounds`` times (once if it has no rounds).
+
+    The section keeps its median round (by wall time); ``results["rounds"][name]`` keeps
+    every round, in order, when there are several, so the report shows their spread.
+    """
+    count = rounds if name in ROUNDED else 1
+    values = []
+    for index in range(count):
+        if count > 1:
+            progress(f"{name}: round {index + 1} of {count}")
+        values.append(measure())
+    kept = dict(results.get("rounds", {}))
+    kept.pop(name, None)
+    if count > 1:
+        kept[name] = values
+        values = sorted(values, key=ROUNDED[name])
+    results[name] = values[len(values) // 2]
+    results["rounds"] = kept
+
+
 def measure_again(
-    results: dict[str, Any], sections: list[str], progress: Callable[[str], None] = print
+    results: dict[str, Any],
+    sections: list[str],
+    progress: Callable[[str], None] = print,
+    rounds: int = 1,
 ) -> dict[str, Any]:
     """``results`` with ``sections`` measured again, in the order given.
 
     Each is marked with the date, commit and load of its measure; the other sections keep
-    the run that measured them.
+    the run that measured them. The sections of :data:`ROUNDED` are measured ``rounds``
+    times (see :func:`_in_rounds`).
     """
     unknown = [name for name in sections if name not in AGAIN]
     if unknown:
         known = ", ".join(AGAIN)
         raise ValueError(f"--only: unknown section {', '.join(unknown)} (one of {known})")
+    if rounds < 1:
+        raise ValueError(f"--rounds: {rounds} (at least 1)")
     results = dict(results)
     for name in sections:
         stamp = machine()
         progress(f"measuring again: {name}")
         kwargs = {"progress": progress} if name != "plan_check" else {}
-        results[name] = AGAIN[name](**kwargs)
+        measure = functools.partial(AGAIN[name], **kwargs)
+        _in_rounds(results, name, measure, rounds, progress)
         results["measured_again"] = {**results.get("measured_again", {}), name: stamp}
     return results

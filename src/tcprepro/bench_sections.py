@@ -18,6 +18,7 @@ __all__ = [
     "md_row",
     "plan_section",
     "recorded_section",
+    "rounds_lines",
     "uml_section",
 ]
 
@@ -159,6 +160,72 @@ def again_note(results: dict[str, Any], section: str) -> list[str]:
     ]
 
 
+def _job_s(item: dict[str, Any], rule: str) -> str:
+    row = (item.get("stages") or {}).get(rule)
+    return f"{row['job_s']:.0f}" if row else "-"
+
+
+def _load(item: dict[str, Any]) -> str:
+    return f"{item['load_at_start']:.2f}" if "load_at_start" in item else "-"
+
+
+def rounds_lines(results: dict[str, Any], name: str) -> list[str]:
+    """Each round of a section measured in rounds (``--rounds``), with its stages.
+
+    The section's own table shows the median round; this table shows every round, the
+    load when it started and where its time went (job time of the simulate, emulate and
+    draw stages; the runs' own time in their batches), so a slow round can be explained.
+    """
+    rounds = results.get("rounds", {}).get(name) or []
+    if len(rounds) < 2:
+        return []
+    if name == "workflow":
+        items = [value[0] for value in rounds]
+        times = [item["full_s"] for item in items]
+        head = ("round", "load at start", "wall s", "no-op rerun s", "simulate job s")
+        head += ("draw job s", "runs' own s")
+        rows = [
+            (
+                f"{item['full_s']:.0f}",
+                f"{item['noop_rerun_s']:.1f}",
+                _job_s(item, "simulate_batch"),
+                _job_s(item, "draw"),
+                f"{item['runs_wall_s']:.0f}",
+            )
+            for item in items
+        ]
+        summary = ""
+    else:
+        items = rounds
+        times = [item["measured_s"] for item in items]
+        head = ("round", "load at start", "predicted s", "measured s", "predicted / measured")
+        head += ("simulate job s", "emulate job s", "runs' own s")
+        rows = [
+            (
+                f"{item['predicted_s']:.0f}",
+                f"{item['measured_s']:.0f}",
+                f"{item['ratio']:.2f}" + ("" if item["within"] else " (outside)"),
+                _job_s(item, "simulate_batch"),
+                _job_s(item, "emulate_figure"),
+                f"{item['runs_wall_s']:.0f}" if "runs_wall_s" in item else "-",
+            )
+            for item in items
+        ]
+        within = sum(1 for item in items if item["within"])
+        summary = f"; {within} of {len(items)} rounds within ±{PLAN_TOLERANCE:.0%}"
+    lines = [
+        "",
+        f"{len(items)} rounds, one after the other (the table above shows the median): "
+        f"{min(times):.0f} to {max(times):.0f} s measured{summary}.",
+        "",
+        md_row(*head),
+        md_row(*["---"] * len(head)),
+    ]
+    for index, (item, row) in enumerate(zip(items, rows, strict=True), 1):
+        lines.append(md_row(index, _load(item), *row))
+    return lines
+
+
 def plan_section(results: dict[str, Any]) -> list[str]:
     """The plan's estimate of a small build against the build (:func:`plan_check`)."""
     check = results.get("plan_check")
@@ -191,6 +258,7 @@ def plan_section(results: dict[str, Any]) -> list[str]:
             f"{check['ratio']:.2f}",
             "yes" if check["within"] else "no",
         ),
+        *rounds_lines(results, "plan_check"),
         *again_note(results, "plan_check"),
     ]
 

@@ -75,17 +75,11 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
             "--cores",
             str(os.cpu_count() or 1),
         ]
+        load = os.getloadavg()[0]
         started = time.perf_counter()
         subprocess.run(cmd, cwd=tmp, env=env, check=True, capture_output=True)
         full = time.perf_counter() - started
-        [log] = sorted((Path(tmp) / ".snakemake/log").glob("*.snakemake.log"))
-        stages = stage_times(log.read_text(errors="replace"))
-        run_wall = sum(  # each run's own time in its batch, from the batch manifests
-            entry["wall_s"]
-            for path in (Path(tmp) / "data/batches").glob("**/*.json")
-            for entry in json.loads(path.read_text())["runs"]
-            if entry["status"] == "simulated"
-        )
+        stages, run_wall = _build_times(Path(tmp))
         started = time.perf_counter()
         rerun = subprocess.run(cmd, cwd=tmp, env=env, check=True, capture_output=True, text=True)
         noop = time.perf_counter() - started
@@ -97,7 +91,24 @@ def workflow(profile: str, root: Path | None = None) -> dict[str, float]:
         "noop_ran_simulations": float(simulated),
         "stages": stages,
         "runs_wall_s": run_wall,
+        "load_at_start": load,
     }
+
+
+def _build_times(workdir: Path) -> tuple[dict[str, dict[str, float]], float]:
+    """A finished build's job time per stage (its Snakemake log) and its runs' own time.
+
+    The runs' time sums each simulated run's wall time in its batch, from the batch
+    manifests: what the event loops and writing took, start-ups and scheduling apart.
+    """
+    [log] = sorted((workdir / ".snakemake/log").glob("*.snakemake.log"))
+    run_wall = sum(
+        entry["wall_s"]
+        for path in (workdir / "data/batches").glob("**/*.json")
+        for entry in json.loads(path.read_text())["runs"]
+        if entry["status"] == "simulated"
+    )
+    return stage_times(log.read_text(errors="replace")), run_wall
 
 
 def _sweep_batch(
@@ -401,11 +412,13 @@ def plan_check(
             *("--profile", f"workflow/profiles/{tier}", "--cores", str(cores)),
             *("--config", f"tier={tier}", f"emulation={'include' if emulated else 'exclude'}"),
         ]
+        load = os.getloadavg()[0]
         started = time.perf_counter()
         done = subprocess.run(cmd, cwd=tmp, env=env, check=False, capture_output=True, text=True)
         measured = time.perf_counter() - started
         if done.returncode:
             raise RuntimeError(f"plan check: {' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+        stages, runs_wall = _build_times(Path(tmp))
     return {
         "figures": list(figures),
         "emulated": list(emulated),
@@ -418,6 +431,9 @@ def plan_check(
         "measured_s": measured,
         "ratio": predicted / measured,
         "within": abs(predicted / measured - 1) <= PLAN_TOLERANCE,
+        "stages": stages,
+        "runs_wall_s": runs_wall,
+        "load_at_start": load,
     }
 
 

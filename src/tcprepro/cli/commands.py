@@ -475,6 +475,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if recorded is not None and not (recorded / "data/logs/simulate").is_dir():
         raise ConfigError(f"--recorded: {recorded} has no data/logs/simulate (no workflow run)")
     only = [name for name in (args.only or "").split(",") if name]
+    if args.rounds < 1:
+        raise ConfigError(f"--rounds: {args.rounds} (at least 1)")
     if args.only is not None and not args.from_json:
         raise ConfigError("--only: needs --from-json, the saved numbers of the other sections")
     unknown = [name for name in only if name not in bench.AGAIN]
@@ -490,7 +492,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             results["recorded"] = bench.recorded_workflow(recorded)
         if only:
             results = bench.measure_again(
-                results, only, lambda text: print(f"bench: {text}", file=sys.stderr)
+                results,
+                only,
+                lambda text: print(f"bench: {text}", file=sys.stderr),
+                rounds=args.rounds,
             )
     else:
         results = bench.run_all(
@@ -498,6 +503,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             profiles=profiles,
             progress=lambda text: print(f"bench: {text}", file=sys.stderr),
             recorded=recorded,
+            rounds=args.rounds,
         )
     text = bench.report(results)
     print(text)

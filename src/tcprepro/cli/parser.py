@@ -320,6 +320,13 @@ def _add_bench_command(sub: argparse._SubParsersAction) -> None:
         "(workflow: the smoke profile; calibration, uml, contention, plan_check), keeping the "
         "saved numbers of the rest",
     )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="measure the workflow and the plan check N times and report each round (default 1)",
+    )
     p.set_defaults(func=_cmd_bench)
 
 
