@@ -315,6 +315,8 @@ def test_the_figures_title_and_the_tables_caption_name_the_route_the_runs_came_b
     fig = crosscheck_scatter(table, title=title)
     assert " ".join(fig.get_suptitle().split()) == title  # in the lines the width needs
     assert drawn(fig).cells_drawn > 0
+    # the caption's generated sentence names it too (the catalogue's text cannot know it)
+    assert f"4 flows emulated ({named}); " in " ".join(drawn(fig).statements)
     tex = crosscheck.write_tex(table, tmp_path / "x.tex", "X9").read_text()
     assert rf"\textbf{{X9.}} ns-3 vs emulation ({named}):" in tex
     # the ns-3 side alone names no emulation

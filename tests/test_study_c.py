@@ -606,3 +606,18 @@ def test_c34s_caption_names_the_rtts_this_build_drew_when_the_paper_drew_more(ra
     # and the line on the axis is that RTT
     (tick,) = fig.axes[0].get_xticks()
     assert tick == pytest.approx(drew)
+
+
+def test_c33s_caption_names_several_rtt2_values_in_words():
+    """C3.3 drawn at two of the paper's five RTT2 values: the caption says "the RTT2
+    values 160 and 480 ms" (it said "the RTT2s", which reads as a typo)."""
+    from tcprepro.figures.study_c import values_drawn
+
+    config = load_workflow_config(ROOT / "workflow/config.yaml")
+    paper = config.sweep_values("C3.3", "paper")
+    rtt2 = [paper["rtt2"][2], paper["rtt2"][4]]
+    cells = {Cell(protocol="NewReno", rtt2=r): {} for r in rtt2}
+    text = values_drawn("C3.3", _combined("C3.3", cells), paper)
+    drew = " and ".join(f"{v:g}" for v in analysis_c.ms(rtt2))
+    assert text.startswith(f"This build drew the RTT2 values {drew} ms only, of the paper's ")
+    assert "RTT2s" not in text

@@ -65,7 +65,8 @@ CLIENT_PORT = 40001
 #: needed since Linux 4.13), at the kernel's own rate: ``tcp_pacing_ss_ratio`` (200 %)
 #: of cwnd / sRTT while cwnd < ssthresh / 2, ``tcp_pacing_ca_ratio`` (120 %) after, the
 #: rules and defaults of ns-3's pacing (PacingSsRatio, PacingCaRatio), which also leaves
-#: the initial window unpaced as Linux does before its first RTT sample. 10 Gb/s lies
+#: the initial window unpaced as Linux does before its first RTT sample (defaults: a
+#: testbed profile sets both ratios in both stacks, study B's to 100 %). 10 Gb/s lies
 #: above every link of the studies, so the maximum never binds.
 PACING_MAX_BPS = 10_000_000_000
 

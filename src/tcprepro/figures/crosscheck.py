@@ -98,7 +98,8 @@ def crosscheck_scatter(table: pd.DataFrame, title: str = "") -> Figure:
     not_run = int(((table["fidelity"] == "not run") & (table["flow"] != "total")).sum())
     flagged = int(((table["fidelity"] == "flagged") & (table["flow"] != "total")).sum())
     flows = ran[ran["flow"] != "total"]
-    note = f"{len(flows)} flows emulated; {flagged} flagged by the fidelity gate (hollow)"
+    note = f"{len(flows)} flows emulated ({emulation_name(table)}); {flagged} flagged by the "
+    note += "fidelity gate (hollow)"
     if not_run:
         note += f"; {not_run} not emulated (variant not offered by the kernel)"
     if ran.empty:

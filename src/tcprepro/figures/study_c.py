@@ -263,7 +263,7 @@ _X_DIMENSION = {
     "C3.1": ("rtt", "RTT", "RTTs", "ms"),
     "C3.2": ("rtt", "RTT", "RTTs", "ms"),
     "C3.5": ("rtt", "RTT", "RTTs", "ms"),
-    "C3.3": ("rtt2", "RTT2", "RTT2s", "ms"),
+    "C3.3": ("rtt2", "RTT2", "RTT2 values", "ms"),
     "C3.4": ("rtt", "RTT", "RTTs", "ms"),
     "C3.6": ("loss", "loss probability", "loss probabilities", ""),
 }
