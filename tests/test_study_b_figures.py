@@ -21,7 +21,7 @@ from tcprepro.analysis import study_b as analysis_b
 from tcprepro.figures import study_b
 from tcprepro.figures.checks import defects
 from tcprepro.figures.common import drawn
-from tcprepro.figures.study_b_common import fit_to_window
+from tcprepro.figures.study_b_common import fit_row_to_window, fit_to_window
 from tcprepro.scenario_io import load_scenario
 
 matplotlib.use("Agg")
@@ -150,6 +150,28 @@ def test_the_loss_rate_axis_keeps_its_zeros_visible_and_clips_its_warm_up():
     low, high = ax.get_ylim()
     assert low < 0 < 0.01 < high < 0.2
     assert [t.get_text() for t in ax.texts] == ["warm-up max\n0.2"]
+    plt.close(fig)
+
+
+def test_a_rows_panels_share_one_scale_and_each_says_what_it_clips():
+    """Issue 34: B5.x's throughput panels of one row had their own scales, so a case at
+    40 % looked like one at 90 %. One scale a row, holding every panel's window; a
+    warm-up is clipped, and its panel says so, against that shared scale."""
+    fig, (left, middle, right) = plt.subplots(1, 3)
+    left.plot([1, 2, 3, 4], [0, 200, 40, 40])  # window at 40, warm-up spike 200
+    middle.plot([1, 2, 3, 4], [0, 100, 90, 90])  # window at 90, warm-up 100
+    right.plot([1, 2, 3, 4], [0, 150, 80, 80])  # window at 80, warm-up 150
+    peaks = fit_row_to_window([left, middle, right], 2.0, "{:.0f} %")
+    assert left.get_ylim() == middle.get_ylim() == right.get_ylim()
+    low, high = left.get_ylim()
+    assert low == 0
+    assert 90 < high <= 1.5 * 90  # every window inside, scaled to the highest
+    # 200 and 150 lie above the shared top (135): both clipped and said; 100 is inside
+    assert high == pytest.approx(135)
+    assert peaks == [200, None, 150]
+    assert [t.get_text() for t in left.texts] == ["warm-up max\n200 %"]
+    assert not middle.texts
+    assert [t.get_text() for t in right.texts] == ["warm-up max\n150 %"]
     plt.close(fig)
 
 

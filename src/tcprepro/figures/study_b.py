@@ -60,7 +60,7 @@ from tcprepro.figures.study_b_common import (
     _nothing_run,
     _row_cwnd,
     describe_case,
-    fit_to_window,
+    fit_row_to_window,
 )
 from tcprepro.figures.study_b_sharing import (
     heat_maps,
@@ -198,7 +198,8 @@ def _row_throughput(ax: Axes, run: xr.Dataset) -> None:
     ax.set_title(text, loc="left", fontsize=FONT_PT - 2)
 
 
-#: the rows whose y axis is scaled to the measured window (:func:`fit_to_window`): their
+#: the rows whose y axis is scaled to the measured windows, one scale a row
+#: (:func:`fit_row_to_window`): their
 #: name in the caption, the format of a clipped warm-up value, the share of the axis under
 #: zero (loss: the zeros visible above the axis), the top when the window draws nothing
 #: above zero
@@ -266,12 +267,6 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
                 for mark in paper_values.stated_for(figure_id, "phi_pct", case=case):
                     paper_values.draw(ax, middle, mark)
                     stated.append(mark)
-            if row in _FITTED:  # after the marks: they are in the window too
-                _, fmt, below, empty_top = _FITTED[row]
-                peak = fit_to_window(
-                    ax, run.attrs["warmup_s"], fmt, below=below, empty_top=empty_top
-                )
-                clipped += peak is not None
             ax.axvline(run.attrs["warmup_s"], color="0.7", lw=0.6, ls=":")
             if i == 0:
                 ax.set_title(describe_case(case))
@@ -279,6 +274,12 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
                 ax.set_ylabel(_ROW_LABELS[row])
             if i == len(rows) - 1:
                 ax.set_xlabel("time (s)")
+    warmup_s = max(float(runs[case].attrs["warmup_s"]) for case in shown)  # type: ignore[union-attr]
+    for i, row in enumerate(rows):  # after the marks (in the window too): one scale a row
+        if row in _FITTED:
+            _, fmt, below, empty_top = _FITTED[row]
+            peaks = fit_row_to_window(axes[i], warmup_s, fmt, below=below, empty_top=empty_top)
+            clipped += sum(peak is not None for peak in peaks)
     if "transfers" in rows:  # the transfers' colour is their loss rate: its scale
         row = axes[rows.index("transfers")]
         mappables = [c for ax in row for c in ax.collections if c.get_array() is not None]
@@ -307,7 +308,7 @@ def time_series(ds: xr.Dataset, figure_id: str) -> Figure:
         "First repetition shown." if n_reps > 1 else "",
         "Dotted vertical line: end of the warm-up; the "
         f"{' and '.join(_FITTED[r][0] for r in rows if r in _FITTED)} axes are scaled to what "
-        "follows it.",
+        "follows it, one scale for a row's panels.",
         "A triangle in a line's colour on a panel's top edge: the line leaves the axis during "
         "the warm-up, up to the value the panel gives."
         if clipped

@@ -171,47 +171,74 @@ def fit_to_window(
 ) -> float | None:
     """Scale ``ax``'s y axis to what it draws after the warm-up (time > ``warmup_s``).
 
-    The top is the window's largest value with some headroom (``empty_top`` when the
-    window draws nothing above zero), the bottom ``below`` times the top under zero (or the
-    window's smallest value, if lower): every value of the window lies inside. The warm-up
-    stays drawn; a value of it far above the window's (slow start's overshoot) is clipped
-    by the axis, and the panel says so: a triangle on the top edge at the warm-up's
-    largest value, in its line's colour, and "warm-up max" over that value (``fmt``) in the
-    panel's top right corner, above the window's data. Returns that value, or None when
-    nothing is clipped.
+    :func:`fit_row_to_window` for one panel; returns the clipped warm-up value, or None.
     """
-    drawn = _drawn_xy(ax)
-    window = [y[(x > warmup_s) & np.isfinite(y)] for x, y, _ in drawn]
-    if not any(v.size for v in window):  # a run that ends in its warm-up: all of it
-        window = [y[np.isfinite(y)] for _, y, _ in drawn]
+    return fit_row_to_window([ax], warmup_s, fmt, below=below, empty_top=empty_top)[0]
+
+
+def fit_row_to_window(
+    axes: Sequence[Axes],
+    warmup_s: float,
+    fmt: str = "{:.0f}",
+    *,
+    below: float = 0.0,
+    empty_top: float = 1.0,
+) -> list[float | None]:
+    """One y scale for ``axes`` (a row of panels), fitted to what they draw after the warm-up.
+
+    The top is the windows' largest value with some headroom (``empty_top`` when no window
+    draws anything above zero), the bottom ``below`` times the top under zero (or the
+    windows' smallest value, if lower): every value of every window lies inside, and the
+    panels of a row compare at a glance. The warm-up stays drawn; a value of it far above
+    the windows' (slow start's overshoot) is clipped by the axis, and its panel says so: a
+    triangle on the top edge at the warm-up's largest value, in its line's colour, and
+    "warm-up max" over that value (``fmt``) in the panel's top right corner, above the
+    window's data. Returns, per panel, that value, or None when nothing is clipped there.
+    """
+    drawn = [_drawn_xy(ax) for ax in axes]
+    window = [y[(x > warmup_s) & np.isfinite(y)] for lines in drawn for x, y, _ in lines]
+    if not any(v.size for v in window):  # runs that end in their warm-up: all of them
+        window = [y[np.isfinite(y)] for lines in drawn for _, y, _ in lines]
     values = np.concatenate(window) if window else np.array([])
     if not values.size:
-        return None
+        return [None] * len(axes)
     highest, lowest = float(values.max()), float(values.min())
+    peaks = [_warm_up_peak(lines, warmup_s) for lines in drawn]
+    peak = max((p[0] for p in peaks), default=-np.inf)
+    if highest > 0 and peak > _CLIP_ABOVE * highest:
+        top = _CLIP_ABOVE * highest  # the band above the windows' data holds the note
+    else:
+        highest = max(highest, peak)
+        top = _HEADROOM * highest if highest > 0 else empty_top
+    clipped: list[float | None] = []
+    for ax, (value, x, colour) in zip(axes, peaks, strict=True):
+        ax.set_ylim(min(-below * top, lowest), top)
+        if value <= top:
+            clipped.append(None)
+            continue
+        clipped.append(value)
+        ax.plot([x], [top], "^", color=colour, ms=4, clip_on=False, zorder=6)
+        ax.text(
+            0.98,
+            0.97,
+            f"warm-up max\n{fmt.format(value)}",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=FONT_PT - 2,
+            color="0.3",
+        )
+    return clipped
+
+
+def _warm_up_peak(
+    lines: list[tuple[np.ndarray, np.ndarray, object]], warmup_s: float
+) -> tuple[float, float, object]:
+    """The largest value the lines draw in the warm-up: (value, its time, its colour)."""
     peak, peak_x, peak_colour = -np.inf, 0.0, None
-    for x, y, colour in drawn:
+    for x, y, colour in lines:
         early = (x <= warmup_s) & np.isfinite(y)
         if early.any() and float(y[early].max()) > peak:
             k = int(np.flatnonzero(early)[np.argmax(y[early])])
             peak, peak_x, peak_colour = float(y[k]), float(x[k]), colour
-    clipped = highest > 0 and peak > _CLIP_ABOVE * highest
-    if clipped:
-        top = _CLIP_ABOVE * highest  # the band above the window's data holds the note
-    else:
-        highest = max(highest, peak)
-        top = _HEADROOM * highest if highest > 0 else empty_top
-    ax.set_ylim(min(-below * top, lowest), top)
-    if not clipped:
-        return None
-    ax.plot([peak_x], [top], "^", color=peak_colour, ms=4, clip_on=False, zorder=6)
-    ax.text(
-        0.98,
-        0.97,
-        f"warm-up max\n{fmt.format(peak)}",
-        transform=ax.transAxes,
-        ha="right",
-        va="top",
-        fontsize=FONT_PT - 2,
-        color="0.3",
-    )
-    return peak
+    return peak, peak_x, peak_colour
