@@ -41,36 +41,54 @@ DUMBBELL: dict[str, Any] = {
 }
 
 
+def compile_latex(tmp_path: Path, body: str, runs: int = 1, *, halt: bool = True) -> str:
+    """Compile ``body`` with the report's preamble into ``tmp_path / "t.pdf"``.
+
+    ``runs`` pdflatex passes (two to read back the labels the first one wrote); with
+    ``halt``, a LaTeX error fails the test. Returns the last pass's log.
+    """
+    import subprocess
+
+    (tmp_path / "t.tex").write_text(
+        "\\documentclass[10pt,a4paper]{article}\n"
+        + (ROOT / "paper/preamble.tex").read_text()
+        + "\n\\begin{document}\n"
+        + body
+        + "\n\\end{document}\n"
+    )
+    for _ in range(runs):
+        done = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", *(["-halt-on-error"] * halt), "t.tex"],
+            cwd=tmp_path,
+            capture_output=True,
+        )
+        assert not halt or done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
+    return (tmp_path / "t.log").read_text(errors="replace")
+
+
+def pdf_text(pdf: Path, layout: bool = True) -> str:
+    """The text of ``pdf`` by pdftotext (its pages separated by form feeds)."""
+    import subprocess
+
+    return subprocess.run(
+        ["pdftotext", *(["-layout"] * layout), str(pdf), "-"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
 def compile_report_inputs(
     tmp_path: Path, inputs: list[str], runs: int = 1, setting: str = ""
 ) -> str:
     """Compile generated report inputs (paths under ``tmp_path``) with the report's preamble.
 
     Each input is read through ``\\reproinput`` as in the report, after ``setting`` (e.g.
-    ``\\small``, as the report sets the parameters table); ``runs`` pdflatex passes (two
-    to read back the labels the first one wrote). Fails on a LaTeX error; returns the last
-    pass's log; the PDF is ``tmp_path / "t.pdf"``.
+    ``\\small``, as the report sets the parameters table); ``runs`` pdflatex passes
+    (:func:`compile_latex`). Returns the last pass's log; the PDF is ``tmp_path / "t.pdf"``.
     """
-    import subprocess
-
     body = "".join(f"\\reproinput{{{name}}}\n" for name in inputs)
-    (tmp_path / "t.tex").write_text(
-        "\\documentclass[10pt,a4paper]{article}\n"
-        + (ROOT / "paper/preamble.tex").read_text()
-        + "\n\\begin{document}"
-        + setting
-        + "\n"
-        + body
-        + "\\end{document}\n"
-    )
-    for _ in range(runs):
-        done = subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-            cwd=tmp_path,
-            capture_output=True,
-        )
-        assert done.returncode == 0, done.stdout.decode(errors="replace")[-2000:]
-    return (tmp_path / "t.log").read_text(errors="replace")
+    return compile_latex(tmp_path, setting + "\n" + body, runs)
 
 
 def scenario_dict(base: dict[str, Any], **changes: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, compile_latex, pdf_text
 from tcprepro.campaign import WorkflowConfig
 from tcprepro.latex import write_tabular
 from tcprepro.paper import Status, _body
@@ -114,32 +114,12 @@ def test_escape_sets_specials_as_text_and_symbols_as_math():
 @pytest.mark.needs_latex
 def test_a_generated_string_with_every_special_character_prints_as_itself(tmp_path):
     """The report's preamble and escape() print < > | _ & % # ^ ~ \\ $ { } and the symbols."""
-    import subprocess
 
     from tcprepro.latex import escape
 
-    preamble = (ROOT / "paper/preamble.tex").read_text()
-    source = (
-        "\\documentclass{article}\n"
-        + preamble
-        + "\n\\begin{document}\n\\noindent "
-        + escape(SPECIALS)
-        + "\\par\\noindent "
-        + escape(SYMBOLS)
-        + "\\par\\noindent "
-        + escape(f"`{COMMAND}`")
-        + "\n\\end{document}\n"
-    )
-    (tmp_path / "t.tex").write_text(source)
-    subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
-    )
-    text = subprocess.run(
-        ["pdftotext", str(tmp_path / "t.pdf"), "-"], check=True, capture_output=True, text=True
-    ).stdout
+    body = "\\noindent " + escape(SPECIALS) + "\\par\\noindent " + escape(SYMBOLS)
+    compile_latex(tmp_path, body + "\\par\\noindent " + escape(f"`{COMMAND}`"))
+    text = pdf_text(tmp_path / "t.pdf", layout=False)
     lines = [line.replace(" ", "") for line in text.splitlines() if line.strip()]
     assert lines[0] == SPECIALS
     # math: the minus sign and Greek letters come out as their Unicode characters, and a
@@ -314,7 +294,6 @@ def test_build_check_fails_on_a_lost_caption_a_missing_id_and_an_overfull_genera
     """What happened to D3 (a float taller than the page, its caption never printed), a
     catalogue id in neither a caption nor the at-a-glance table, and a generated table
     wider than the text: each is a problem of the build check."""
-    import subprocess
 
     from tcprepro.campaign import WorkflowConfig
     from tcprepro.paper import check_build
@@ -329,20 +308,14 @@ def test_build_check_fails_on_a_lost_caption_a_missing_id_and_an_overfull_genera
         "A1 & full \\\\\nD3 & full \\\\\n\\end{longtable}\n"
         "\\noindent\\begin{tabular}{l}" + "x" * 200 + "\\end{tabular}\n"
     )
-    (tmp_path / "t.tex").write_text(
-        "\\documentclass[10pt,a4paper]{article}\n"
-        + (ROOT / "paper/preamble.tex").read_text()
-        + "\n\\begin{document}\n\\reproinput{generated/glance.tex}\n"
+    body = (
+        "\\reproinput{generated/glance.tex}\n"
         "\\begin{figure}[!htbp]\\centering\\rule{1cm}{5cm}"
         "\\caption{\\textbf{A1.} Fits.}\\label{fig:A1}\\end{figure}\n"
         "\\begin{figure}[!htbp]\\centering\\rule{1cm}{40cm}"
-        "\\caption{\\textbf{D3.} Too tall.}\\label{fig:D3}\\end{figure}\n"
-        "\\end{document}\n"
+        "\\caption{\\textbf{D3.} Too tall.}\\label{fig:D3}\\end{figure}"
     )
-    for _ in range(2):  # twice: the labels' pages
-        subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "t.tex"], cwd=tmp_path, capture_output=True
-        )
+    compile_latex(tmp_path, body, runs=2, halt=False)  # twice: the labels' pages
     problems = check_build(config, tmp_path / "t.pdf", tmp_path / "t.log", tmp_path / "t.aux")
     text = "\n".join(problems)
     assert "generated/glance.tex: Overfull" in text
@@ -453,31 +426,18 @@ def test_the_verify_section_sets_the_verify_verdicts_next_to_this_builds(tmp_pat
 
 @pytest.mark.needs_latex
 def test_the_verify_section_compiles_and_prints_its_row(tmp_path):
-    import subprocess
 
     from tcprepro.paper import _verify_section, overfull_boxes, verify_cost
 
     here = [{"claim": "B-c1", "study": "B", "verdict": "inconclusive", "cells": "", "coverage": ""}]
     verify = [dict(here[0], verdict="not reproduced", cells="1 cell")]
     body = _verify_section(_config(), "quick", here, verify)
-    preamble = (ROOT / "paper/preamble.tex").read_text()
-    (tmp_path / "t.tex").write_text(
-        "\\documentclass[10pt,a4paper]{article}\n" + preamble + "\n\\begin{document}\n"
+    compile_latex(
+        tmp_path,
         "\\typeout{<<generated generated/glance.tex>>}" + body + "\\par"
-        "\\typeout{<<end generated generated/glance.tex>>}\n\\end{document}\n"
+        "\\typeout{<<end generated generated/glance.tex>>}",
     )
-    subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
-    )
-    text = subprocess.run(
-        ["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    text = pdf_text(tmp_path / "t.pdf")
     row = next(line for line in text.splitlines() if line.strip().startswith("B-c1"))
     assert row.split()[1:5] == ["inconclusive", "not", "reproduced", "1"]
     runs, _ = verify_cost(_config(), ["B-c1"])["B-c1"]

@@ -1,35 +1,15 @@
 """Float placement of the report (paper/preamble.tex): no float alone on a page it leaves
 half empty when text could follow it, and a generated table whole where it fits a page."""
 
-import subprocess
-
 import pytest
 
-from conftest import ROOT
+from conftest import compile_latex, pdf_text
 
 
 def _pages(tmp_path, body):
     """The text of each page of ``body`` compiled with the report's preamble."""
-    (tmp_path / "t.tex").write_text(
-        "\\documentclass[10pt,a4paper]{article}\n"
-        + (ROOT / "paper/preamble.tex").read_text()
-        + "\n\\begin{document}\n"
-        + body
-        + "\n\\end{document}\n"
-    )
-    subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
-    )
-    text = subprocess.run(
-        ["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    return text.split("\f")[:-1]
+    compile_latex(tmp_path, body)
+    return pdf_text(tmp_path / "t.pdf").split("\f")[:-1]
 
 
 def _text(lines):

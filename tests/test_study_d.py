@@ -328,6 +328,25 @@ def test_d1_figure_titled_by_its_id_passes_the_checks_as_d1_and_as_its_twin_d1_1
     plt.close(fig)
 
 
+def _d1_table(backend, rtt_ms, powers, fe_over_be):
+    """A D1 buffer table of send buffers 2**k (k in ``powers``), 16 MiB receive buffer,
+    each flow at its buffer over 4 ms up to 950 Mb/s, with the given windows FE/BE."""
+    table = pd.DataFrame(
+        {
+            "backend": backend,
+            "rtt_s": rtt_ms / 1000,
+            "recv_buffer_bytes": 16 * 2**20,
+            "send_buffer_bytes": [2**k for k in powers],
+            "capacity_bps": 9.5e8,
+            "c_e": 0.55,
+            "c_r": 0.375,
+        }
+    )
+    table["measured_bps"] = np.minimum(table["send_buffer_bytes"] * 8 / 0.004, 9.5e8)
+    table["fe_over_be"] = fe_over_be
+    return table
+
+
 def test_d1_marks_each_thesis_window_above_its_panel_at_the_edge_with_its_value():
     """Issue 34: the thesis's windows above the FE/BE panel (Table 3.2 at 4 ms) were drawn
     at the panel's top as if they were there, their values lost."""
@@ -340,19 +359,7 @@ def test_d1_marks_each_thesis_window_above_its_panel_at_the_edge_with_its_value(
     thesis = thesis_table("makassikis2006_windows")
     rtt_ms = 4.0
     rows = thesis[np.isclose(thesis["rtt_ms"], rtt_ms)].dropna(subset=["fe_over_be"])
-    table = pd.DataFrame(
-        {
-            "backend": "ns3",
-            "rtt_s": rtt_ms / 1000,
-            "recv_buffer_bytes": 16 * 2**20,
-            "send_buffer_bytes": [2**k for k in range(13, 25)],
-            "capacity_bps": 9.5e8,
-            "c_e": 0.55,
-            "c_r": 0.375,
-        }
-    )
-    table["measured_bps"] = np.minimum(table["send_buffer_bytes"] * 8 / 0.004, 9.5e8)
-    table["fe_over_be"] = 1.0
+    table = _d1_table("ns3", rtt_ms, range(13, 25), 1.0)
     fig = buffer_windows_figure(table, thesis)
     window_ax = fig.axes[1]
     top = window_ax.get_ylim()[1]
@@ -389,19 +396,7 @@ def test_d1_on_a_log_panel_holds_every_thesis_window_and_two_decades():
     thesis = thesis_table("makassikis2006_windows")
     for rtt_ms in (4.0, 12.0):
         rows = thesis[np.isclose(thesis["rtt_ms"], rtt_ms)].dropna(subset=["fe_over_be"])
-        table = pd.DataFrame(
-            {
-                "backend": "linux",
-                "rtt_s": rtt_ms / 1000,
-                "recv_buffer_bytes": 16 * 2**20,
-                "send_buffer_bytes": [2**k for k in range(13, 17)],
-                "capacity_bps": 9.5e8,
-                "c_e": 0.55,
-                "c_r": 0.375,
-            }
-        )
-        table["measured_bps"] = np.minimum(table["send_buffer_bytes"] * 8 / 0.004, 9.5e8)
-        table["fe_over_be"] = [1.2, 1.6, 2.4, 3.0]
+        table = _d1_table("linux", rtt_ms, range(13, 17), [1.2, 1.6, 2.4, 3.0])
         fig = buffer_windows_figure(table, thesis, "D1.1")
         window_ax = fig.axes[1]
         low, high = window_ax.get_ylim()
