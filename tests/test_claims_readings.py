@@ -99,6 +99,22 @@ def test_a_changed_verdict_names_what_changed(tmp_path):
     assert record["change"] == "not reproduced -> reproduced: new reading"
     again = history.records_from_csv(csv_path, claims, "verify", profiles, "r", "j", [record])
     assert again[0]["change"] == ""  # the same verdict: nothing to explain
+    # the same runs judged by code older than the guide: recorded under the old reading, so
+    # a verdict that differs from the old reading's on other runs is the profile's change
+    [before] = history.records_from_csv(
+        csv_path,
+        claims,
+        "verify",
+        profiles,
+        "r",
+        "fd90743",
+        [{**old, "reading": history.IMPORTED_READING, "profile": "x"}],
+        before_guide=True,
+    )
+    assert before["reading"] == history.IMPORTED_READING
+    assert before["rules"] == ""
+    assert before["judged_commit"] == "fd90743"
+    assert before["change"] == "not reproduced -> reproduced: new stack profile"
     path = tmp_path / "records.csv"
     assert history.append_records([old, record], path) == 2
     assert [r["claim"] for r in history.read_records(path)] == ["B-c1", "B-c1"]

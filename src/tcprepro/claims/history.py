@@ -119,13 +119,16 @@ def records_from_csv(
     judged_commit: str,
     history: Iterable[Mapping[str, str]] = (),
     reason: str = "",
+    before_guide: bool = False,
 ) -> list[dict[str, str]]:
     """New records from a claims CSV (``data/claims/verify/<study>.csv``).
 
     ``profiles``: each study's stack profile (``freebsd-9.2@1a2b3c4d``); ``reason``: what
     the recorder states of a changed verdict, after the causes found by
     :func:`change_reason`. One record per verdict: the ns-3 one and, where the claim has a
-    twin that ran, the emulated one.
+    twin that ran, the emulated one. ``before_guide``: the CSV was judged by code older
+    than the reading guide (``judged_commit``'s), so its records' reading is
+    :data:`IMPORTED_READING`, with no rules, not the registry's.
     """
     history = list(history)
     out = []
@@ -155,8 +158,8 @@ def records_from_csv(
                 "value": value,
                 "cells": cells,
                 "confidence": confidence,
-                "reading": reading_digest(claim),
-                "rules": " ".join(claim.rules),
+                "reading": IMPORTED_READING if before_guide else reading_digest(claim),
+                "rules": "" if before_guide else " ".join(claim.rules),
                 "profile": profiles.get(claim.study, ""),
                 "runs_commit": runs_commit,
                 "judged_commit": judged_commit,

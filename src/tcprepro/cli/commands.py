@@ -77,6 +77,8 @@ def _cmd_verdicts(args: argparse.Namespace) -> int:
         profiles = _study_profiles(_workflow(args))
         commit, dirty = git_state()
         judged = commit[:7] + ("+dirty" if dirty else "")
+        if args.before_guide:
+            judged = args.before_guide
         existing = history.read_records(path)
         new = []
         for csv_path in args.csv:
@@ -89,6 +91,7 @@ def _cmd_verdicts(args: argparse.Namespace) -> int:
                 judged,
                 [*existing, *new],
                 args.reason,
+                before_guide=bool(args.before_guide),
             )
         count = history.append_records(new, path)
         print(f"{path}: {count} record(s) added", file=sys.stderr)

@@ -91,6 +91,12 @@ def _add_record_commands(sub: argparse._SubParsersAction) -> None:
     q.add_argument("csv", nargs="+", help="claims CSVs (data/claims/verify/<study>.csv)")
     q.add_argument("--runs-commit", help="commit the runs were made at (default: this one)")
     q.add_argument("--reason", default="", help="what changed, for a verdict that changed")
+    q.add_argument(
+        "--before-guide",
+        metavar="COMMIT",
+        help="the CSVs were judged by COMMIT's code, before the reading guide (the same runs "
+        "under the old readings: their records say so, and are judged at COMMIT)",
+    )
     q.add_argument("--records", default="records/verdicts.csv")
     q.set_defaults(func=_cmd_verdicts)
     q = verdicts.add_parser("table", help="the history table (markdown) from the records")
