@@ -182,7 +182,7 @@ def rounds_lines(results: dict[str, Any], name: str) -> list[str]:
     if name == "workflow":
         items = [value[0] for value in rounds]
         times = [item["full_s"] for item in items]
-        head = ("round", "load at start", "wall s", "no-op rerun s", "simulate job s")
+        head = ("round", "1-min load at start", "wall s", "no-op rerun s", "simulate job s")
         head += ("draw job s", "runs' own s")
         rows = [
             (
@@ -198,7 +198,7 @@ def rounds_lines(results: dict[str, Any], name: str) -> list[str]:
     else:
         items = rounds
         times = [item["measured_s"] for item in items]
-        head = ("round", "load at start", "predicted s", "measured s", "predicted / measured")
+        head = ("round", "1-min load at start", "predicted s", "measured s", "predicted / measured")
         head += ("simulate job s", "emulate job s", "runs' own s")
         rows = [
             (
@@ -216,7 +216,9 @@ def rounds_lines(results: dict[str, Any], name: str) -> list[str]:
     lines = [
         "",
         f"{len(items)} rounds, one after the other (the table above shows the median): "
-        f"{min(times):.0f} to {max(times):.0f} s measured{summary}.",
+        f"{min(times):.0f} to {max(times):.0f} s measured{summary}. The 1-minute load average "
+        "at a round's start still carries the round before it; a round's stage and run times "
+        "show where its time went.",
         "",
         md_row(*head),
         md_row(*["---"] * len(head)),
