@@ -42,8 +42,9 @@ def calibration_section(results: dict[str, Any]) -> list[str]:
         f"model) simulated from empty data by {len(sample['processes'])} `tcprepro "
         f"sweep-batch` processes side by side in {sample['wall_s']:.0f} s. *Run wall s* sums "
         "each run's own time in its batch (scenario, event loop, dataset), *loop s* the event "
-        "loops'; `tcprepro plan` calibrates its cost model per study on these "
-        "(`MEASURED_QUICK` in `tcprepro.campaign.plan`).",
+        "loops'; `tcprepro plan` calibrates its cost model on these, per figure with at least "
+        "3 runs here and per study for the others (`MEASURED_QUICK_FIGURES` and "
+        "`MEASURED_QUICK` in `tcprepro.campaign.measured`).",
         "",
         md_row(
             "study",
@@ -77,6 +78,12 @@ def calibration_section(results: dict[str, Any]) -> list[str]:
         f"over {runs} runs); a process's start-up, its wall time less its runs', "
         f"{', '.join(f'{s:.1f}' for s in startup)} s.",
     ]
+    figures = sample.get("figures") or {}
+    if figures:
+        lines += ["", "The same runs per figure:", "", md_row("figure", "runs", "run wall s")]
+        lines.append(md_row(*["---"] * 3))
+        for figure, row in figures.items():
+            lines.append(md_row(figure, row["runs"], f"{row['wall_s']:.1f}"))
     return lines + again_note(results, "calibration")
 
 
@@ -134,7 +141,7 @@ def contention_section(results: dict[str, Any]) -> list[str]:
         "one `tcprepro sweep-batch` process, alone and then beside a UML guest running "
         f"{check['twin']}'s first {check['guest_runs']} emulated runs on the other core. "
         "`tcprepro plan` slows a simulate job by this factor while an emulated job runs "
-        "(`UML_NEIGHBOUR_SLOWDOWN` in `tcprepro.campaign.plan`).",
+        "(`UML_NEIGHBOUR_SLOWDOWN` in `tcprepro.campaign.measured`).",
         "",
         md_row("runs' wall s alone", "beside the guest", "slowdown", "guest ran throughout"),
         md_row(*["---"] * 4),

@@ -34,6 +34,15 @@ from tcprepro.campaign.cost import (  # the UML route's run model lives with ns-
     uml_ratio,
     uml_run_wall_s,
 )
+from tcprepro.campaign.measured import (
+    CALIBRATION_STRIDE,
+    FIGURE_CALIBRATION_MIN_RUNS,
+    MEASURED_QUICK,
+    MEASURED_QUICK_FIGURES,
+    UML_MEASURED_QUICK,
+    UML_NEIGHBOUR_SLOWDOWN,
+    UML_SAMPLE_STRIDE,
+)
 from tcprepro.campaign.runs import Run, cell_name, is_cached
 from tcprepro.campaign.schedule import makespan_s, shared_makespan_s
 from tcprepro.emulation.routes import VM, Route, get_route
@@ -225,11 +234,12 @@ def simulate_job_s(
 ) -> float:
     """Wall seconds of a simulate batch job on one core.
 
-    Its runs' cost model times its study's ``calibration`` (:func:`calibrations`), plus a
-    local job's start-up (:data:`LOCAL_JOB_OVERHEAD_S`).
+    Its runs' cost model times its figure's or study's ``calibration`` (:func:`calibrations`),
+    plus a local job's start-up (:data:`LOCAL_JOB_OVERHEAD_S`).
     """
     study = config.figure(batch.figure)["study"]
-    return batch.cost_s * (calibration.get(study) or 1.0) + LOCAL_JOB_OVERHEAD_S
+    factor = calibration.get(batch.figure) if calibration.get(study) is not None else None
+    return batch.cost_s * (factor or calibration.get(study) or 1.0) + LOCAL_JOB_OVERHEAD_S
 
 
 def _emulated_jobs(
@@ -347,66 +357,6 @@ def claim_coverage(config: WorkflowConfig, tier: str) -> dict[str, list[tuple[st
 # Budget of a tier for a cluster: core-hours, wall time on N cores, bundle storage
 
 
-@dataclass(frozen=True)
-class StudyMeasurement:
-    """One study's runs in the plan's calibration sample (BENCHMARKS.md).
-
-    ``wall_s`` sums each run's own time in its batch process (the batch manifest's);
-    ``mib`` is the size of the run datasets.
-    """
-
-    runs: int
-    simulated_s: float
-    wall_s: float
-    mib: float
-
-    @property
-    def wall_per_simulated_s(self) -> float:
-        """Measured wall seconds per simulated second."""
-        return self.wall_s / self.simulated_s
-
-
-#: the calibration sample: every CALIBRATION_STRIDE-th quick-tier run of each figure
-#: (:func:`calibration_runs`), which `tcprepro bench` simulates (:data:`MEASURED_QUICK`)
-CALIBRATION_STRIDE = 7
-#: the calibration sample simulated by two batch processes side by side on the idle 2-core
-#: machine, as `tcprepro bench` measures it (its section "The simulation's cost per study",
-#: :func:`tcprepro.bench_workflow.calibration_sample`)
-MEASURED_QUICK = {
-    "A": StudyMeasurement(24, 11600.0, 178.7, 6.43),
-    "B": StudyMeasurement(27, 980.0, 250.7, 3.87),
-    "C": StudyMeasurement(13, 1120.0, 214.6, 2.72),
-    "D": StudyMeasurement(15, 712.0, 46.0, 1.78),
-}
-#: the UML sample: every UML_SAMPLE_STRIDE-th quick-tier emulated run of each figure
-#: (:func:`uml_sample_runs`), which `tcprepro bench` emulates (:data:`UML_MEASURED_QUICK`)
-UML_SAMPLE_STRIDE = 4
-#: per emulated figure, its UML sample's runs and their wall seconds (each run's own:
-#: set-up, probe, traffic, teardown, dataset; the boot apart), two boots side by side on
-#: the idle 2-core machine, as `tcprepro bench` measures them (its section "The
-#: emulation's cost per figure", :func:`tcprepro.bench_workflow.uml_sample`)
-UML_MEASURED_QUICK: dict[str, tuple[int, float]] = {
-    "X1": (5, 81.8),
-    "D1.1": (2, 21.5),
-    "X3": (5, 130.7),
-    "X4": (4, 103.8),
-    "X11": (3, 72.6),
-    "X12": (2, 68.9),
-    "X6": (2, 178.9),
-    "X13": (2, 77.6),
-    "X14": (1, 56.7),
-    "X10": (1, 57.1),
-    "X7": (1, 125.2),
-    "X2": (2, 211.1),
-    "X5": (4, 121.6),
-    "X8": (2, 102.7),
-    "X9": (2, 96.7),
-}
-#: how much slower a simulation runs while a UML guest runs on the other core of the idle
-#: 2-core machine: the same simulate batch beside a guest running an emulated figure's
-#: runs, against alone, as `tcprepro bench` measures it (its section "A UML guest beside
-#: the simulations", :func:`tcprepro.bench_workflow.guest_contention`)
-UML_NEIGHBOUR_SLOWDOWN = 1.0  # 1.00 measured: the guest and ns-3 each keep a core
 #: what a cluster job costs besides its run's own event loop and writing: starting
 #: Snakemake in the job and the tcprepro process. Measured on the one-node test cluster
 #: (tests/test_slurm.py): SLURM's elapsed time of the two smoke-tier D1 jobs (41 and 46 s)
@@ -465,20 +415,36 @@ def calibration_runs(
 def calibrations(
     config: WorkflowConfig, studies: Iterable[str] | None = None
 ) -> dict[str, float | None]:
-    """Per study, measured quick-tier wall time over the cost model's estimate of those runs.
+    """Measured quick-tier wall time over the cost model's estimate of the same runs.
 
-    None for a study not measured (:data:`MEASURED_QUICK`) or whose quick tier no longer
-    has the measured number of runs: its runs keep the cost model alone. ``studies``:
-    only those (default: every study of the config).
+    Keyed by figure for a figure with at least :data:`FIGURE_CALIBRATION_MIN_RUNS` runs in
+    the calibration sample (:data:`MEASURED_QUICK_FIGURES`), and by study for the study's
+    other figures (the rest of its sample; its whole sample when every figure has its own).
+    A study is None when not measured (:data:`MEASURED_QUICK`) or when its quick tier no
+    longer has the measured number of runs: its runs keep the cost model alone, and so do
+    its figures. ``studies``: only those (default: every study of the config).
     """
     out: dict[str, float | None] = {}
     for study in config.studies() if studies is None else studies:
         measured = MEASURED_QUICK.get(study)
         out[study] = None
-        if measured is not None:
-            quick = calibration_runs(config, study)
-            if len(quick) == measured.runs:
-                out[study] = measured.wall_s / estimate_wall_s(quick)
+        if measured is None:
+            continue
+        quick = calibration_runs(config, study)
+        if len(quick) != measured.runs:
+            continue
+        rest, rest_wall = list(quick), measured.wall_s
+        for figure in {run.figure for run in quick}:
+            runs = [run for run in quick if run.figure == figure]
+            count, wall = MEASURED_QUICK_FIGURES.get(figure, (0, 0.0))
+            if count == len(runs) >= FIGURE_CALIBRATION_MIN_RUNS:
+                out[figure] = wall / estimate_wall_s(runs)
+                rest = [run for run in rest if run.figure != figure]
+                rest_wall -= wall
+        if rest and rest_wall > 0:
+            out[study] = rest_wall / estimate_wall_s(rest)
+        else:
+            out[study] = measured.wall_s / estimate_wall_s(quick)
     return out
 
 
@@ -513,8 +479,11 @@ def _uml_calibrations(config: WorkflowConfig) -> dict[str, float | None]:
 
 
 def _run_cost_s(config: WorkflowConfig, run: Run, calibration: Mapping[str, float | None]) -> float:
-    """One run's core seconds: the cost model times its study's calibration."""
-    return estimate_wall_s([run]) * (calibration.get(config.figure(run.figure)["study"]) or 1.0)
+    """One run's core seconds: the cost model times its figure's or its study's calibration."""
+    study = config.figure(run.figure)["study"]
+    if calibration.get(study) is None:  # the study not calibrated: the model alone
+        return estimate_wall_s([run])
+    return estimate_wall_s([run]) * (calibration.get(run.figure) or calibration[study] or 1.0)
 
 
 def study_budgets(config: WorkflowConfig, tier: str) -> tuple[list[StudyBudget], list[float]]:
