@@ -55,7 +55,7 @@ MEASURED_QUICK = {
 #: per figure, its runs in the same calibration sample and their wall seconds (the rows of
 #: that section per figure); a figure with at least FIGURE_CALIBRATION_MIN_RUNS runs there
 #: is calibrated on its own runs (:func:`calibrations`), since one study's figures can cost
-#: the model's estimate times quite different factors (A1's runs 1.8 times A3's)
+#: the model's estimate times quite different factors (A1's runs 2.6 times A3's)
 MEASURED_QUICK_FIGURES: dict[str, tuple[int, float]] = {
     "A1": (7, 71.459),
     "A2": (7, 49.88),

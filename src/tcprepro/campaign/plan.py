@@ -237,9 +237,19 @@ def simulate_job_s(
     Its runs' cost model times its figure's or study's ``calibration`` (:func:`calibrations`),
     plus a local job's start-up (:data:`LOCAL_JOB_OVERHEAD_S`).
     """
-    study = config.figure(batch.figure)["study"]
-    factor = calibration.get(batch.figure) if calibration.get(study) is not None else None
-    return batch.cost_s * (factor or calibration.get(study) or 1.0) + LOCAL_JOB_OVERHEAD_S
+    factor = calibration_factor(config, batch.figure, calibration)
+    return batch.cost_s * factor + LOCAL_JOB_OVERHEAD_S
+
+
+def calibration_factor(
+    config: WorkflowConfig, figure: str, calibration: Mapping[str, float | None]
+) -> float:
+    """What a figure's runs cost over the cost model: its own factor, else its study's, else 1.
+
+    :func:`calibrations` gives a figure its own factor only within a calibrated study.
+    """
+    study = config.figure(figure)["study"]
+    return calibration.get(figure) or calibration.get(study) or 1.0
 
 
 def _emulated_jobs(
@@ -434,7 +444,7 @@ def calibrations(
         if len(quick) != measured.runs:
             continue
         rest, rest_wall = list(quick), measured.wall_s
-        for figure in {run.figure for run in quick}:
+        for figure in dict.fromkeys(run.figure for run in quick):  # the sample's order
             runs = [run for run in quick if run.figure == figure]
             count, wall = MEASURED_QUICK_FIGURES.get(figure, (0, 0.0))
             if count == len(runs) >= FIGURE_CALIBRATION_MIN_RUNS:
@@ -479,11 +489,8 @@ def _uml_calibrations(config: WorkflowConfig) -> dict[str, float | None]:
 
 
 def _run_cost_s(config: WorkflowConfig, run: Run, calibration: Mapping[str, float | None]) -> float:
-    """One run's core seconds: the cost model times its figure's or its study's calibration."""
-    study = config.figure(run.figure)["study"]
-    if calibration.get(study) is None:  # the study not calibrated: the model alone
-        return estimate_wall_s([run])
-    return estimate_wall_s([run]) * (calibration.get(run.figure) or calibration[study] or 1.0)
+    """One run's core seconds: the cost model times its :func:`calibration_factor`."""
+    return estimate_wall_s([run]) * calibration_factor(config, run.figure, calibration)
 
 
 def study_budgets(config: WorkflowConfig, tier: str) -> tuple[list[StudyBudget], list[float]]:
