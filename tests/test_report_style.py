@@ -8,7 +8,7 @@ import matplotlib
 import pytest
 from matplotlib.collections import QuadMesh
 
-from conftest import ROOT, compile_report_inputs
+from conftest import ROOT, compile_report_inputs, pdf_text
 from test_claims import a_figure, grid
 
 matplotlib.use("Agg")
@@ -162,7 +162,6 @@ def test_the_parameters_table_prints_values_as_the_report_does():
 def test_the_longest_sweep_label_fits_its_column(tmp_path):
     """B5.1's "Bottlenecked flows, queue discipline, buffer B (packets)": five lines of
     its narrow column; the parameter column holds it in three, with no overfull box."""
-    import subprocess
 
     from tcprepro.campaign import load_workflow_config
     from tcprepro.paper import _parameters, overfull_boxes
@@ -176,12 +175,7 @@ def test_the_longest_sweep_label_fits_its_column(tmp_path):
     assert "\\begingroup\\small\n\\reproinput{generated/parameters.tex}" in report  # set so
     log = compile_report_inputs(tmp_path, ["generated/parameters.tex"], setting="\\small")
     assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
-    lines = subprocess.run(
-        ["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.splitlines()
+    lines = pdf_text(tmp_path / "t.pdf").splitlines()
     first = next(i for i, line in enumerate(lines) if "sweep:" in line)
     last = next(i for i, line in enumerate(lines) if i >= first and "(packets)" in line)
     assert last - first + 1 <= 3, lines[first : last + 1]

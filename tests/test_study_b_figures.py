@@ -21,7 +21,7 @@ from tcprepro.analysis import study_b as analysis_b
 from tcprepro.figures import study_b
 from tcprepro.figures.checks import defects
 from tcprepro.figures.common import drawn
-from tcprepro.figures.study_b_common import fit_row_to_window, fit_to_window
+from tcprepro.figures.study_b_common import fit_row_to_window
 from tcprepro.scenario_io import load_scenario
 
 matplotlib.use("Agg")
@@ -136,7 +136,7 @@ def test_b54_says_what_its_axes_clip_of_the_warm_up(b54):
 def test_a_warm_up_a_little_above_the_window_is_drawn_whole():
     fig, ax = plt.subplots()
     ax.plot([1, 2, 3, 4], [0, 12, 10, 8])  # warm-up up to 12, window up to 10
-    assert fit_to_window(ax, 2.0) is None
+    assert fit_row_to_window([ax], 2.0) == [None]
     assert ax.get_ylim()[1] >= 12
     assert not ax.texts
     plt.close(fig)
@@ -146,7 +146,7 @@ def test_the_loss_rate_axis_keeps_its_zeros_visible_and_clips_its_warm_up():
     fig, ax = plt.subplots()
     ax.plot([1, 2, 3, 4, 5], [0.0, 0.2, 0.0, 0.01, 0.0])
     ax.axhline(5.0)  # a reference line in axes coordinates: not data to scale to
-    assert fit_to_window(ax, 2.0, "{:.2g}", below=0.06) == pytest.approx(0.2)
+    assert fit_row_to_window([ax], 2.0, "{:.2g}", below=0.06) == [pytest.approx(0.2)]
     low, high = ax.get_ylim()
     assert low < 0 < 0.01 < high < 0.2
     assert [t.get_text() for t in ax.texts] == ["warm-up max\n0.2"]
@@ -178,6 +178,6 @@ def test_a_rows_panels_share_one_scale_and_each_says_what_it_clips():
 def test_a_window_without_data_above_zero_keeps_a_small_scale():
     fig, ax = plt.subplots()
     ax.plot([1, 2, 3, 4], [0.0, 0.0, 0.0, 0.0])
-    assert fit_to_window(ax, 2.0, below=0.06, empty_top=0.01) is None
+    assert fit_row_to_window([ax], 2.0, below=0.06, empty_top=0.01) == [None]
     assert ax.get_ylim() == pytest.approx((-0.0006, 0.01))
     plt.close(fig)

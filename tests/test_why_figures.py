@@ -7,7 +7,6 @@ figure of the wrong run (cell, repetition or flow) cannot pass for the right one
 import csv
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import matplotlib
@@ -15,7 +14,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from conftest import compile_report_inputs
+from conftest import compile_report_inputs, pdf_text
 from synthetic import synthetic_run
 from tcprepro import claims
 from tcprepro.claims import Claim, ClaimResult, check_claims, write_tex
@@ -382,12 +381,7 @@ def test_the_claims_list_with_its_figures_compiles_with_captions_and_no_overfull
     log = compile_report_inputs(tmp_path, ["generated/claims_T.tex"], runs=2)
     assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
     assert "Warning" not in log.split("<<generated")[1]
-    pages = subprocess.run(
-        ["pdftotext", "-layout", str(tmp_path / "t.pdf"), "-"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split("\f")
+    pages = pdf_text(tmp_path / "t.pdf").split("\f")
     aux = (tmp_path / "t.aux").read_text()
     text = (tmp_path / "generated/claims_T.tex").read_text()
     drawn = [claim for claim in figures if f"why/T/{claim}.pdf" in text]

@@ -166,16 +166,6 @@ def _drawn_xy(ax: Axes) -> list[tuple[np.ndarray, np.ndarray, object]]:
     return out
 
 
-def fit_to_window(
-    ax: Axes, warmup_s: float, fmt: str = "{:.0f}", *, below: float = 0.0, empty_top: float = 1.0
-) -> float | None:
-    """Scale ``ax``'s y axis to what it draws after the warm-up (time > ``warmup_s``).
-
-    :func:`fit_row_to_window` for one panel; returns the clipped warm-up value, or None.
-    """
-    return fit_row_to_window([ax], warmup_s, fmt, below=below, empty_top=empty_top)[0]
-
-
 def fit_row_to_window(
     axes: Sequence[Axes],
     warmup_s: float,
