@@ -50,7 +50,9 @@ def test_every_scenario_of_studies_a_to_d_resolves_with_its_testbed(path):
 
 
 def test_docs_testbeds_md_is_generated_from_the_profile_files():
-    generated = testbeds.render_markdown(TESTBEDS.glob("*.yaml"))
+    traces = testbeds.load_knob_traces(ROOT / "workflow" / "knob-traces.yaml", TESTBEDS)
+    assert traces, "workflow/knob-traces.yaml holds no trace"
+    generated = testbeds.render_markdown(TESTBEDS.glob("*.yaml"), traces)
     committed = (ROOT / "docs" / "testbeds.md").read_text()
     assert committed == generated, (
         "docs/testbeds.md is stale: tcprepro testbeds --write docs/testbeds.md"
@@ -373,3 +375,65 @@ def test_a_what_if_build_reruns_its_claims_cells_the_other_way(monkeypatch):
     assert all("Compound" in cell for cell in cells)
     with pytest.raises(ConfigError, match="no what-if 'nope'"):
         replace(base, data={**base.data, "whatif": "nope"}, _runs={}).what_if()
+
+
+def test_a_knob_trace_reruns_its_claims_deciding_cells_with_the_knob_set_back(monkeypatch):
+    from dataclasses import replace
+
+    from tcprepro.campaign import WorkflowConfig
+    from tcprepro.campaign.config import what_ifs
+
+    monkeypatch.chdir(ROOT)
+    base = WorkflowConfig(yaml.safe_load((ROOT / "workflow/config.yaml").read_text()))
+    registry = {
+        entry["id"]
+        for entry in yaml.safe_load((ROOT / "src/tcprepro/claims/registry.yaml").read_text())
+    }
+    traces = {key: entry for key, entry in what_ifs().items() if key.startswith("knob-")}
+    assert "knob-a-compound-initial-window" in traces
+    for key, entry in traces.items():
+        assert set(entry.claims) <= registry, (key, set(entry.claims) - registry)
+        build = replace(base, data={**base.data, "whatif": key}, _runs={})
+        runs = [run for figure in build.simulated_figures for run in build.runs(figure, "verify")]
+        assert runs, key
+        for run in runs:  # every run resolves, with the trace's values on top of the profile
+            scenario = run.scenario()
+            assert run.cell.endswith(f"_whatif-{key}")
+            assert entry.when_variant is None or entry.when_variant in scenario.variants_used()
+    # one knob set back, the rest of the profile kept
+    build = replace(base, data={**base.data, "whatif": "knob-a-compound-initial-window"}, _runs={})
+    scenario = build.runs("A1", "verify")[0].scenario()
+    compound = scenario.stack.hosts["Compound"].socket
+    assert compound["InitialCwnd"] == 10
+    assert compound["MinRto"] == "300ms"
+    assert scenario.tcp.initial_cwnd_pkts == 3
+    assert scenario.tcp.min_rto == pytest.approx(0.03)
+    cubic = replace(base, data={**base.data, "whatif": "knob-a-cubic-constants"}, _runs={})
+    scenario = cubic.runs("A1", "verify")[0].scenario()
+    assert scenario.stack.variants["Cubic"]["Beta"] == 0.7
+    assert scenario.stack.variants["Cubic"]["HyStart"] is True
+    assert scenario.tcp.delayed_ack_timeout == pytest.approx(0.1)
+
+
+def test_a_knob_trace_naming_a_knob_the_profile_lacks_is_refused(tmp_path):
+    traces = tmp_path / "knob-traces.yaml"
+    entry = {
+        "id": "x",
+        "knobs": ["freebsd-9.2/initial windw"],
+        "before": "10",
+        "why": "a test",
+        "set": {"tcp.initial_cwnd_pkts": 10},
+        "claims": ["A-c3"],
+    }
+    traces.write_text(yaml.safe_dump({"traces": [entry]}))
+    with pytest.raises(ConfigError, match=r"freebsd-9\.2 has no knob 'initial windw'"):
+        testbeds.load_knob_traces(traces, TESTBEDS)
+    entry["knobs"] = ["initial window"]
+    traces.write_text(yaml.safe_dump({"traces": [entry]}))
+    wanted = r"traces\[0\]: knob 'initial window': write '<profile id>/<knob name>'"
+    with pytest.raises(ConfigError, match=wanted):
+        testbeds.load_knob_traces(traces, TESTBEDS)
+    entry["knobs"], entry["set"] = ["freebsd-9.2/initial window"], {"initial_cwnd_pkts": 10}
+    traces.write_text(yaml.safe_dump({"traces": [entry]}))
+    with pytest.raises(ConfigError, match="set path 'initial_cwnd_pkts' must start with"):
+        testbeds.load_knob_traces(traces, TESTBEDS)

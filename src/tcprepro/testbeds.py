@@ -19,6 +19,11 @@ A profile also lists the testbed's *unknowns* (``what_if``): what the papers lea
 and could matter, with the alternative setting that a what-if run tries, reported next
 to the main verdict and never in its place (:mod:`tcprepro.campaign.whatif`).
 
+A *knob trace* (``workflow/knob-traces.yaml``, :class:`KnobTrace`) sets some knobs of a
+profile back, alone, to what the runs had before the profiles (ns-3's defaults or the
+scenario's earlier value) on the cells that decide a claim: run as a what-if, it says
+which profile change moved a verdict.
+
 ``docs/testbeds.md`` is generated from the profile files (:func:`render_markdown`;
 ``tcprepro testbeds --write docs/testbeds.md``), and a test checks it is up to date.
 """
@@ -39,10 +44,12 @@ from tcprepro.yamlfile import load_yaml
 
 __all__ = [
     "Knob",
+    "KnobTrace",
     "TestbedProfile",
     "WhatIf",
     "apply_profile",
     "dotted_to_nested",
+    "load_knob_traces",
     "load_profile",
     "profile_settings",
     "render_markdown",
@@ -167,6 +174,94 @@ class TestbedProfile(_Strict):
         return self
 
 
+class KnobTrace(_Strict):
+    """Knobs of a profile set back, alone, to their setting before the profiles."""
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    knobs: list[str] = Field(
+        min_length=1, description="'<profile id>/<knob name>' of each knob set back"
+    )
+    before: str = Field(
+        min_length=1, description="the setting before the profiles, in words, and its source"
+    )
+    why: str = Field(min_length=1, description="why these knobs could move the claims")
+    set: dict[str, Any] = Field(min_length=1, description="dotted scenario paths set back")
+    claims: list[str] = Field(min_length=1)
+    when_variant: str | None = None
+    repetitions: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _paths(self) -> KnobTrace:
+        for path in self.set:
+            if not path.startswith(SCENARIO_ROOTS):
+                raise ValueError(
+                    f"set path {path!r} must start with one of {', '.join(SCENARIO_ROOTS)}"
+                )
+        for knob in self.knobs:
+            if "/" not in knob:
+                raise ValueError(f"knob {knob!r}: write '<profile id>/<knob name>'")
+        return self
+
+    def what_if(self, folder: Path) -> WhatIf:
+        """The trace as a what-if run (id ``knob-<id>``), its knobs read in ``folder``."""
+        values, sources = [], []
+        for name in self.knobs:
+            profile_id, _, knob_name = name.partition("/")
+            knob = _knob(folder, profile_id, knob_name)
+            values.append(f"{name}: {knob.value}")
+            sources.append(f"{name}: {knob.source}")
+        return WhatIf(
+            id=f"knob-{self.id}",
+            question=f"Does {', '.join(self.knobs)} alone move {', '.join(self.claims)}? "
+            + self.why,
+            paper="; ".join(sources),
+            main="; ".join(values),
+            alternative=self.before,
+            set=self.set,
+            claims=self.claims,
+            when_variant=self.when_variant,
+            repetitions=self.repetitions,
+        )
+
+
+def _knob(folder: Path, profile_id: str, name: str) -> Knob:
+    path = folder / f"{profile_id}.yaml"
+    if not path.exists():
+        raise ConfigError(f"knob trace: no testbed profile {profile_id!r} in {folder}")
+    knobs = {knob.name: knob for knob in load_profile(path).knobs}
+    if name not in knobs:
+        raise ConfigError(
+            f"knob trace: {profile_id} has no knob {name!r}; its knobs: {', '.join(knobs)}",
+            str(path),
+        )
+    return knobs[name]
+
+
+def load_knob_traces(path: str | Path, folder: str | Path) -> list[WhatIf]:
+    """The knob traces of ``path`` as what-ifs, their knobs checked in profile ``folder``."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    try:
+        data = load_yaml(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"malformed YAML: {exc}", str(path)) from None
+    entries = (data or {}).get("traces", []) if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ConfigError("traces: must be a list of knob traces", str(path))
+    out = []
+    for i, entry in enumerate(entries):
+        try:
+            trace = KnobTrace.model_validate(entry)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = "".join(f".{p}" for p in first["loc"])
+            message = first["msg"].removeprefix("Value error, ")
+            raise ConfigError(f"traces[{i}]{where}: {message}", str(path)) from None
+        out.append(trace.what_if(Path(folder)))
+    return out
+
+
 def dotted_to_nested(values: Mapping[str, Any]) -> dict[str, Any]:
     """``{"tcp.min_rto": "1s"}`` -> ``{"tcp": {"min_rto": "1s"}}`` (later keys win)."""
     out: dict[str, Any] = {}
@@ -277,8 +372,11 @@ def _setting_text(values: Mapping[str, Any]) -> str:
     return "; ".join(f"`{path}: {text(value)}`" for path, value in values.items())
 
 
-def render_markdown(paths: Iterable[str | Path]) -> str:
-    """``docs/testbeds.md``: every profile's knobs and unknowns, from the profile files."""
+def render_markdown(paths: Iterable[str | Path], traces: Iterable[WhatIf] = ()) -> str:
+    """``docs/testbeds.md``: every profile's knobs and unknowns, from the profile files.
+
+    ``traces``: the knob traces (:func:`load_knob_traces`), listed after the profiles.
+    """
     paths = sorted(Path(p) for p in paths)
     profiles = [(path, load_profile(path)) for path in paths]
     lines = [
@@ -338,4 +436,31 @@ def render_markdown(paths: Iterable[str | Path]) -> str:
                     f"{_cell(entry.main)} | {_cell(entry.alternative)} "
                     f"({_cell(_setting_text(entry.set))}) | {claims} |"
                 )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _trace_lines(list(traces))) + "\n"
+
+
+def _trace_lines(traces: list[WhatIf]) -> list[str]:
+    if not traces:
+        return []
+    lines = [
+        "",
+        "## Knob traces",
+        "",
+        "Which profile change moved a verdict: each trace sets some knobs back, alone, to "
+        "what the runs had before the profiles, on the cells that decide its claims, and "
+        "is built and judged as a what-if (`whatif=<id>`; workflow/knob-traces.yaml).",
+        "",
+        "| trace | knobs (the profile's value) | set back to | claims |",
+        "|---|---|---|---|",
+    ]
+    for entry in traces:
+        claims = ", ".join(entry.claims)
+        if entry.when_variant:
+            claims += f" (cells with {entry.when_variant})"
+        if entry.repetitions:
+            claims += f"; {entry.repetitions} repetitions"
+        lines.append(
+            f"| `{entry.id}` | {_cell(entry.main)} | {_cell(entry.alternative)} "
+            f"({_cell(_setting_text(entry.set))}) | {claims} |"
+        )
+    return lines

@@ -30,7 +30,7 @@ from tcprepro.errors import ConfigError
 from tcprepro.quoting import fill
 from tcprepro.scenario import Scenario
 from tcprepro.scenario_io import Override, load_scenario
-from tcprepro.testbeds import WhatIf, load_profile
+from tcprepro.testbeds import WhatIf, load_knob_traces, load_profile
 from tcprepro.yamlfile import load_yaml
 
 __all__ = ["TIERS", "WorkflowConfig", "load_workflow_config", "validate_workflow_config"]
@@ -38,6 +38,8 @@ __all__ = ["TIERS", "WorkflowConfig", "load_workflow_config", "validate_workflow
 TIERS = ("smoke", "quick", "paper", "verify")
 #: the testbed profiles, whose what-if runs a verify build may make (``whatif:``)
 TESTBEDS_DIR = Path("workflow/testbeds")
+#: the knob traces (what-ifs that set a profile's knobs back), beside the profiles' folder
+KNOB_TRACES = "knob-traces.yaml"
 #: a what-if run's cell name: its cell's, then this and the what-if's id
 WHATIF_MARK = "_whatif-"
 #: the tier whose settings (durations, repetitions) the verify tier runs
@@ -551,10 +553,16 @@ class WorkflowConfig:
 
 
 def what_ifs(folder: Path = TESTBEDS_DIR) -> dict[str, WhatIf]:
-    """Every what-if of the testbed profiles in ``folder``, by id."""
+    """Every what-if of the testbed profiles in ``folder``, by id, then the knob traces.
+
+    The knob traces (``knob-traces.yaml`` beside ``folder``) are what-ifs ``knob-<id>``.
+    """
     entries: dict[str, WhatIf] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        for entry in load_profile(path).what_if:
+    traces_file = folder.parent / KNOB_TRACES
+    found = [(path, load_profile(path).what_if) for path in sorted(folder.glob("*.yaml"))]
+    found.append((traces_file, load_knob_traces(traces_file, folder)))
+    for path, what_if in found:
+        for entry in what_if:
             if entry.id in entries:
                 raise ConfigError(f"what_if: {entry.id!r} is defined twice", str(path))
             entries[entry.id] = entry

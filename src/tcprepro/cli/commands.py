@@ -132,7 +132,9 @@ def _cmd_testbeds(args: argparse.Namespace) -> int:
     from tcprepro import testbeds
     from tcprepro.latex import atomic_write
 
-    text = testbeds.render_markdown(sorted(Path(args.folder).glob("*.yaml")))
+    folder = Path(args.folder)
+    traces = testbeds.load_knob_traces(folder.parent / "knob-traces.yaml", folder)
+    text = testbeds.render_markdown(sorted(folder.glob("*.yaml")), traces)
     if args.write:
         atomic_write(Path(args.write), text)
         print(f"{args.write}: {len(text.splitlines())} lines from {args.folder}", file=sys.stderr)

@@ -139,9 +139,10 @@ def _whatif_table(verify: list[dict[str, str]], whatif: Mapping[str, list[dict[s
         r"\begin{longtable}{@{}P{0.08\linewidth}P{0.18\linewidth}P{0.2\linewidth}"
         r"P{0.44\linewidth}@{}}",
         r"\caption{Testbed unknowns run the other way at the verify tier (what-if runs, "
-        r"\texttt{data/claims/whatif/}; what each one changes: the testbed profiles, "
-        r"docs/testbeds.md), beside the verify verdict of the same claim, which they never "
-        r"replace.}\label{tab:whatif}\\",
+        r"\texttt{data/claims/whatif/}), and knob traces (\texttt{knob-}: some knobs of a "
+        r"profile set back to their setting before the profiles, on the cells that decide the "
+        r"claim), beside the verify verdict of the same claim, which they never replace; what "
+        r"each one changes: docs/testbeds.md.}\label{tab:whatif}\\",
         r"\toprule Claim & verify verdict & what-if & what-if verdict, value \\ \midrule",
         r"\endfirsthead",
         r"\toprule Claim & verify verdict & what-if & what-if verdict, value \\ \midrule",
