@@ -363,6 +363,9 @@ def test_a_what_if_build_reruns_its_claims_cells_the_other_way(monkeypatch):
         scenario = run.scenario()
         assert scenario.topology.bottleneck.qdisc == "pfq_lqd"
         assert scenario.topology.bottleneck.qdisc_params["DropFront"] is False
+    # its combined datasets apart from the verify build's, which it would replace
+    assert tail.combined_path("B5.1") == "data/combined/whatif/lqd-tail-drop/B5.1.nc"
+    assert base.combined_path("B5.1") == "data/combined/B5.1.nc"
     # a Snakemake job names the run by its cell: found without the build's whatif
     found = base.run(runs[0].figure, runs[0].cell, runs[0].rep, "verify")
     assert found.cache_key() == runs[0].cache_key()

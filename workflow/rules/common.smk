@@ -71,8 +71,10 @@ wildcard_constraints:
     study="[A-Z]",
 
 
-# The tier's batch manifests (a what-if build's apart: its runs are others)
+# The tier's batch manifests (a what-if build's apart: its runs are others), and the
+# combined datasets (a what-if build's apart, or it would replace the verify build's)
 BATCH_DIR = manifest_dir(TIER, WHATIF)
+COMBINED_DIR = WORKFLOW.combined_dir
 
 
 def figure_batch_manifests(wildcards):
@@ -140,7 +142,7 @@ def study_twins(wildcards):
     if not EMULATION.enabled:
         return []
     return [
-        f"data/combined/emulated/{twin}.nc"
+        f"{COMBINED_DIR}/emulated/{twin}.nc"
         for twin in WORKFLOW.twins(wildcards.study)
         if twin in FIGURES and WORKFLOW.runs(twin, TIER, "mininet")
     ]

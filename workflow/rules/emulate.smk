@@ -20,9 +20,9 @@ rule emulate_figure:
     input:
         ancient(scenario_files),
     output:
-        "data/combined/emulated/{figure}.nc",
+        f"{COMBINED_DIR}/emulated/{{figure}}.nc",
     log:
-        "data/logs/emulate/{figure}.log",
+        f"data/logs/{COMBINED_DIR.replace('data/combined', 'emulate')}/{{figure}}.log",
     priority: emulate_priority
     threads: 1
     resources:
@@ -41,8 +41,8 @@ rule emulate_figure:
 
 rule crosscheck_table:
     input:
-        ns3="data/combined/{figure}.nc",
-        emulated="data/combined/emulated/{figure}.nc",
+        ns3=f"{COMBINED_DIR}/{{figure}}.nc",
+        emulated=f"{COMBINED_DIR}/emulated/{{figure}}.nc",
     output:
         tex="paper/generated/crosscheck_{figure}.tex",
         csv="data/crosscheck/{figure}.csv",

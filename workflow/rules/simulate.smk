@@ -29,9 +29,9 @@ rule combine:
     input:
         figure_batch_manifests,
     output:
-        "data/combined/{figure}.nc",
+        f"{COMBINED_DIR}/{{figure}}.nc",
     log:
-        "data/logs/combine/{figure}.log",
+        f"data/logs/{COMBINED_DIR.replace('data/combined', 'combine')}/{{figure}}.log",
     params:
         runs=figure_run_paths,
         # the tier's values now: a run reused from the cache records the config it was

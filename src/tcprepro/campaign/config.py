@@ -157,12 +157,17 @@ class WorkflowConfig:
         """Figures that have runs of their own (not ``data:`` views of another)."""
         return [f for f in self.figures if "data" not in self.figure(f)]
 
+    @property
+    def combined_dir(self) -> str:
+        """Where the combined datasets go: ``data/combined``, a what-if build's apart."""
+        return "data/combined" + (f"/whatif/{self.whatif}" if self.whatif else "")
+
     def combined_path(self, figure: str) -> str:
         """Combined dataset a figure's notebook reads (emulated-only figures: the emulated one)."""
         source = self.source(figure)
         if "ns3" not in self.backends(source):
-            return f"data/combined/emulated/{source}.nc"
-        return f"data/combined/{source}.nc"
+            return f"{self.combined_dir}/emulated/{source}.nc"
+        return f"{self.combined_dir}/{source}.nc"
 
     def crosschecked(self, figure: str) -> bool:
         """True for a figure run by both backends and compared (X1): ns-3 and mininet."""
