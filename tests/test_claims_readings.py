@@ -16,7 +16,7 @@ import pytest
 
 from conftest import ROOT
 from synthetic import synthetic_run
-from tcprepro.claims import check_claims, history, load_registry, reading_rules, tier_regime
+from tcprepro.claims import check_claims, history, load_registry, reading_rules, tier_regime, traces
 from tcprepro.scenario_io import load_scenario
 from tcprepro.store import combine_runs
 
@@ -76,6 +76,56 @@ def test_the_docs_guide_and_history_are_generated_from_the_data():
     imported = [r for r in records if r["source"] == "imported"]
     assert imported
     assert all(r["reading"] == history.IMPORTED_READING for r in imported)
+    table = page.split(traces.DOC_BEGIN, 1)[1].split(traces.DOC_END, 1)[0]
+    assert table.strip() == traces.render_markdown(traces.read(ROOT / "records/traces.csv")).strip()
+
+
+def test_a_knob_traces_value_is_recorded_beside_the_claims_values_on_and_before_the_profile(
+    tmp_path,
+):
+    from tcprepro.campaign.config import what_ifs
+
+    entries = what_ifs(ROOT / "workflow" / "testbeds")
+    history_rows = [
+        {
+            "claim": "A-c3",
+            "backend": "ns-3",
+            "tier": "verify",
+            "source": "imported",
+            "value": "44 %",
+        },
+        {"claim": "A-c3", "backend": "ns-3", "tier": "verify", "source": "a.csv", "value": "74 %"},
+        {
+            "claim": "A-c3",
+            "backend": "mininet",
+            "tier": "verify",
+            "source": "a.csv",
+            "value": "9 %",
+        },
+    ]
+    folder = tmp_path / "knob-a-compound-min-rto"
+    folder.mkdir()
+    (folder / "A.csv").write_text(
+        "claim,paper,reproduced,verdict,cells,confidence\n"
+        "A-c3,30-40 %,largest drop 41 %,reproduced,2 of 8 cells,robust\n"
+        "A-c4,,,not run,,\n"
+    )
+    [record] = traces.traces_from_csv(folder / "A.csv", entries, history_rows, "r", "j")
+    assert record["trace"] == "knob-a-compound-min-rto"
+    assert record["value"] == "largest drop 41 %"
+    assert (record["profile_value"], record["before_value"]) == ("74 %", "44 %")
+    assert "windows-7/minimum RTO" in record["knobs"]
+    assert "1 s" in record["set_back_to"]
+    path = tmp_path / "traces.csv"
+    assert traces.append([record], path) == 1
+    table = traces.render_markdown(traces.read(path))
+    assert "| A-c3 | `knob-a-compound-min-rto` (1 s" in table
+    # a what-if that is not a knob trace is refused
+    other = tmp_path / "windows-receiver"
+    other.mkdir()
+    (other / "A.csv").write_text("claim,paper,reproduced,verdict,cells,confidence\n")
+    with pytest.raises(ValueError, match="not a knob trace's claims"):
+        traces.traces_from_csv(other / "A.csv", entries, history_rows, "r", "j")
 
 
 def test_a_changed_verdict_names_what_changed(tmp_path):

@@ -173,16 +173,20 @@ def records_from_csv(
     return out
 
 
-def append_records(records: Iterable[Mapping[str, str]], path: str | Path = RECORDS) -> int:
+def append_records(
+    records: Iterable[Mapping[str, str]],
+    path: str | Path = RECORDS,
+    fields: tuple[str, ...] = FIELDS,
+) -> int:
     """Append records to the record file (written atomically); returns how many."""
     path = Path(path)
     existing = read_records(path)
     new = [dict(r) for r in records]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for record in [*existing, *new]:
-        writer.writerow({field: record.get(field, "") for field in FIELDS})
+        writer.writerow({field: record.get(field, "") for field in fields})
     atomic_write(path, buffer.getvalue())
     return len(new)
 

@@ -68,7 +68,7 @@ def _study_profiles(config) -> dict[str, str]:
 
 
 def _cmd_verdicts(args: argparse.Namespace) -> int:
-    from tcprepro.claims import history, load_registry
+    from tcprepro.claims import history, load_registry, traces
     from tcprepro.provenance import git_state
 
     path = Path(args.records)
@@ -96,12 +96,42 @@ def _cmd_verdicts(args: argparse.Namespace) -> int:
         count = history.append_records(new, path)
         print(f"{path}: {count} record(s) added", file=sys.stderr)
         return 0
+    if args.verdicts_command == "trace":
+        return _record_traces(args, path)
     table = history.render_markdown(history.read_records(path))
+    trace_table = traces.render_markdown(traces.read(args.traces))
     if not args.write:
-        sys.stdout.write(table)
+        sys.stdout.write(table + "\n" + trace_table)
         return 0
     _write_section(Path(args.write), history.DOC_BEGIN, history.DOC_END, table)
-    print(f"{args.write}: the verdict history from {path}", file=sys.stderr)
+    _write_section(Path(args.write), traces.DOC_BEGIN, traces.DOC_END, trace_table)
+    print(
+        f"{args.write}: the verdict history from {path}, the traces from {args.traces}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _record_traces(args: argparse.Namespace, path: Path) -> int:
+    """``verdicts trace``: the knob traces' verdicts, beside the claims' verify values."""
+    from tcprepro.campaign.config import what_ifs
+    from tcprepro.claims import history, traces
+    from tcprepro.provenance import git_state
+
+    commit, dirty = git_state()
+    judged = commit[:7] + ("+dirty" if dirty else "")
+    records = history.read_records(path)
+    entries = what_ifs()
+    new = []
+    for csv_path in args.csv:
+        try:
+            new += traces.traces_from_csv(
+                csv_path, entries, records, args.runs_commit or judged, judged
+            )
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    count = traces.append(new, args.traces)
+    print(f"{args.traces}: {count} trace record(s) added", file=sys.stderr)
     return 0
 
 

@@ -99,9 +99,20 @@ def _add_record_commands(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--records", default="records/verdicts.csv")
     q.set_defaults(func=_cmd_verdicts)
-    q = verdicts.add_parser("table", help="the history table (markdown) from the records")
+    q = verdicts.add_parser(
+        "trace", help="append the knob traces' verdicts (data/claims/whatif/knob-*/) to theirs"
+    )
+    q.add_argument("csv", nargs="+", help="a knob trace's claims CSVs")
+    q.add_argument("--runs-commit", help="commit the runs were made at (default: this one)")
     q.add_argument("--records", default="records/verdicts.csv")
-    q.add_argument("--write", help="write it into this page's verdict-history section")
+    q.add_argument("--traces", default="records/traces.csv")
+    q.set_defaults(func=_cmd_verdicts)
+    q = verdicts.add_parser(
+        "table", help="the history and knob-trace tables (markdown) from the records"
+    )
+    q.add_argument("--records", default="records/verdicts.csv")
+    q.add_argument("--traces", default="records/traces.csv")
+    q.add_argument("--write", help="write them into this page's generated sections")
     q.set_defaults(func=_cmd_verdicts)
 
     p = sub.add_parser(

@@ -193,10 +193,11 @@ def _files(
             files[name] = claims
         else:
             print(f"bundle: no claims of study {study} ({claims} missing)", file=log)
-    records = workdir / "records" / "verdicts.csv"
-    if records.exists():  # the verdict history travels with the runs it judged
-        entries.append({"path": "records/verdicts.csv", "kind": "records"})
-        files["records/verdicts.csv"] = records
+    for name in ("records/verdicts.csv", "records/traces.csv"):
+        records = workdir / name
+        if records.exists():  # the verdict history travels with the runs it judged
+            entries.append({"path": name, "kind": "records"})
+            files[name] = records
     return files
 
 
