@@ -446,6 +446,30 @@ def test_the_verify_section_compiles_and_prints_its_row(tmp_path):
     assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []
 
 
+@pytest.mark.needs_latex
+def test_the_what_if_table_sets_a_knob_trace_beside_the_verify_verdict(tmp_path):
+    """A what-if's and a knob trace's verdicts (data/claims/whatif/<id>/) print beside the
+    verify verdict of the same claim, and a what-if that decided nothing prints no row."""
+    from tcprepro.paper import _verify_section, overfull_boxes
+
+    verify = [{"claim": "A-c3", "study": "A", "verdict": "not reproduced", "cells": "8 of 8 cells"}]
+    whatif = {
+        "knob-a-compound-min-rto": [
+            {"claim": "A-c3", "verdict": "reproduced", "value": "largest drop 41 %"}
+        ],
+        "windows-receiver": [{"claim": "A-c1", "verdict": "not run", "value": ""}],
+    }
+    body = _verify_section(_config(), "quick", [], verify, whatif)
+    assert "windows-receiver" not in body
+    log = compile_latex(tmp_path, body)
+    text = " ".join(pdf_text(tmp_path / "t.pdf", layout=False).split())
+    assert "knob traces" in text
+    # the id broken at one of its hyphens, which pdftotext joins back without it
+    assert "A-c3 not reproduced knob-a-compound" in text
+    assert "rto reproduced: largest drop 41 %" in text
+    assert [box for box in overfull_boxes(log) if box[1] > 1.0] == []  # the id breaks
+
+
 def test_the_verify_section_lists_apart_the_claims_no_verify_run_decided(tmp_path):
     """A restricted verify build judges its study's other claims as pending: they are not
     verify verdicts; this build's undecided claims without one are named, and a verdict

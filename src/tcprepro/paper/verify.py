@@ -152,10 +152,16 @@ def _whatif_table(verify: list[dict[str, str]], whatif: Mapping[str, list[dict[s
         verified = main.get(row["claim"])
         lines.append(
             rf"{tex(row['claim'])} & {_verdict(verified['verdict']) if verified else '---'} & "
-            rf"\texttt{{{tex(name)}}} & {_verdict(row['verdict'])}: {tex(row['value'])} \\"
+            rf"\texttt{{{_breakable(tex(name))}}} & {_verdict(row['verdict'])}: "
+            rf"{tex(row['value'])} \\"
         )
     lines += [r"\bottomrule", r"\end{longtable}"]
     return "\n".join(lines) + "\n"
+
+
+def _breakable(name: str) -> str:
+    """A what-if's id, breakable at its hyphens (``knob-a-compound-min-rto`` in a column)."""
+    return name.replace("-", r"-\allowbreak{}")
 
 
 def _history_table(records: list[dict[str, str]]) -> str:
