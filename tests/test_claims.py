@@ -268,6 +268,18 @@ def test_a_claim_not_reproduced_always_says_why(tmp_path):
     assert row["explanation"] == result.explanation
 
 
+def test_a_what_if_that_ran_some_cells_only_is_judged_and_explained_on_those(tmp_path):
+    """A knob trace of A-c3 runs one upload's cells only (its Compound upload's): the
+    explainer's cells (NewReno uploads) are in the sweep but did not run, and are passed
+    over."""
+    cells = {("Cubic", "NewReno"): (90, 90), ("Cubic", "Cubic"): (20, 99)}
+    data = {"A1": a_figure("A1", cells)}
+    result = by_id(check_claims(data, study="A", resamples=0))["A-c3"]
+    assert result.verdict == "not reproduced"  # a 78 % drop, above 50 %
+    assert "largest drop 78 % (up=Cubic)" in result.value
+    assert "A1 (up=NewReno" not in result.explanation
+
+
 def test_a_model_caveat_is_shown_with_every_verdict_of_its_claim(tmp_path):
     """Reproduced or not, a claim's model caveat is in the terminal table, the CSV and the
     report's row."""

@@ -570,6 +570,8 @@ def a_explain_traces(
         if ds is None or cell["up"] not in ds["up"].values or cell["down"] not in ds["down"].values:
             continue
         run = ds.sel(up=cell["up"], down=cell["down"])
+        if not bool(run["link_goodput_capacity_bps"].notnull().any()):
+            continue  # a cell of the sweep that did not run (a what-if runs only some)
         stats = cell_mechanism(run)
         queue_pkts, delay_ms = stats["queue_pkts"], stats["queue_delay_ms"]
         rtt_ms, loss, acks = stats["rtt_ms"], stats["loss_pct"], stats["lost_acks_down"]
