@@ -33,7 +33,7 @@ rule claims:
         csv=f"{CLAIMS_DIR}/{{study}}.csv",
         why=directory(f"{WHY_DIR}/{{study}}"),
     log:
-        "data/logs/claims/{study}.log",
+        f"data/logs/claims/{f'whatif/{WHATIF}/' if WHATIF else ''}{{study}}.log",
     params:
         library=LIBRARY,
         not_emulated=NOT_EMULATED,
