@@ -129,9 +129,21 @@ def _verify_section(
 
 
 def _whatif_table(verify: list[dict[str, str]], whatif: Mapping[str, list[dict[str, str]]]) -> str:
-    """The what-if verdicts (a testbed unknown run the other way) beside the verify ones."""
+    """The what-if verdicts (a testbed unknown run the other way) beside the verify ones.
+
+    Only the claims a what-if is for: its build judges its study's other claims too, on the
+    few of their cells it ran.
+    """
+    from tcprepro.campaign.config import what_ifs
+
+    entries = what_ifs()
     rows = [(name, row) for name, found in sorted(whatif.items()) for row in found]
-    rows = [(name, row) for name, row in rows if row["verdict"] not in UNDECIDED]
+    rows = [
+        (name, row)
+        for name, row in rows
+        if row["verdict"] not in UNDECIDED
+        and (name not in entries or row["claim"] in entries[name].claims)
+    ]
     if not rows:
         return ""
     main = {row["claim"]: row for row in verify}
