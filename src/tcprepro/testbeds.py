@@ -426,17 +426,23 @@ def render_markdown(paths: Iterable[str | Path], traces: Iterable[WhatIf] = ()) 
                 "|---|---|---|---|---|---|",
             ]
             for entry in profile.what_if:
-                claims = ", ".join(entry.claims)
-                if entry.when_variant:
-                    claims += f" (cells with {entry.when_variant})"
-                if entry.repetitions:
-                    claims += f"; {entry.repetitions} repetitions"
+                claims = _claims_text(entry)
                 lines.append(
                     f"| `{entry.id}` | {_cell(entry.question)} | {_cell(entry.paper)} | "
                     f"{_cell(entry.main)} | {_cell(entry.alternative)} "
                     f"({_cell(_setting_text(entry.set))}) | {claims} |"
                 )
     return "\n".join(lines + _trace_lines(list(traces))) + "\n"
+
+
+def _claims_text(entry: WhatIf) -> str:
+    """A what-if's claims, the cells it keeps and its repetitions, as a table cell."""
+    claims = ", ".join(entry.claims)
+    if entry.when_variant:
+        claims += f" (cells with {entry.when_variant})"
+    if entry.repetitions:
+        claims += f"; {entry.repetitions} repetitions"
+    return claims
 
 
 def _trace_lines(traces: list[WhatIf]) -> list[str]:
@@ -454,11 +460,7 @@ def _trace_lines(traces: list[WhatIf]) -> list[str]:
         "|---|---|---|---|",
     ]
     for entry in traces:
-        claims = ", ".join(entry.claims)
-        if entry.when_variant:
-            claims += f" (cells with {entry.when_variant})"
-        if entry.repetitions:
-            claims += f"; {entry.repetitions} repetitions"
+        claims = _claims_text(entry)
         lines.append(
             f"| `{entry.id}` | {_cell(entry.main)} | {_cell(entry.alternative)} "
             f"({_cell(_setting_text(entry.set))}) | {claims} |"

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from tcprepro.claims import UNDECIDED
-from tcprepro.claims.history import append_records, read_records
+from tcprepro.claims.history import _cell, append_records, read_records
 from tcprepro.testbeds import WhatIf
 
 __all__ = ["DOC_BEGIN", "DOC_END", "FIELDS", "TRACES", "render_markdown", "traces_from_csv"]
@@ -109,11 +109,6 @@ def append(records: Iterable[Mapping[str, str]], path: str | Path = TRACES) -> i
 def read(path: str | Path = TRACES) -> list[dict[str, str]]:
     """The trace records of ``path`` (none when it does not exist)."""
     return read_records(path)
-
-
-def _cell(text: str, limit: int = 160) -> str:
-    text = " ".join(str(text).split()).replace("|", "\\|")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def render_markdown(records: Iterable[Mapping[str, str]]) -> str:
