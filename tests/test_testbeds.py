@@ -129,6 +129,24 @@ def test_a_scenario_naming_a_missing_or_host_profile_is_refused(tmp_path):
         load_scenario_dict(bad)
 
 
+def test_the_records_profile_digest_moves_with_a_setting_not_with_a_what_if(tmp_path):
+    # the verdict records name a profile by its settings: a what-if's claims list or a
+    # source edited in the file is no new profile, a knob's set value is
+    for name in ("freebsd-9.2.yaml", "windows-7.yaml"):
+        (tmp_path / name).write_text((TESTBEDS / name).read_text())
+    path = tmp_path / "freebsd-9.2.yaml"
+    before = testbeds.settings_digest(path)
+    data = yaml.safe_load(path.read_text())
+    data["what_if"][0]["claims"] = ["A-c1"]
+    data["knobs"][0]["source"] = "another source"
+    path.write_text(yaml.safe_dump(data))
+    assert testbeds.settings_digest(path) == before
+    host = yaml.safe_load((tmp_path / "windows-7.yaml").read_text())
+    host["knobs"][0]["set"]["socket.MinRto"] = "1s"
+    (tmp_path / "windows-7.yaml").write_text(yaml.safe_dump(host))
+    assert testbeds.settings_digest(path) != before
+
+
 def test_study_b_drops_at_the_head_of_the_longest_queue_and_the_what_if_at_its_tail():
     scenario = load_scenario(ROOT / "workflow/scenarios/B5.10.yaml")
     assert scenario.topology.bottleneck.qdisc_params["DropFront"] is True

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -53,6 +55,7 @@ __all__ = [
     "load_profile",
     "profile_settings",
     "render_markdown",
+    "settings_digest",
 ]
 
 Scalar = bool | int | float | str
@@ -350,6 +353,16 @@ def profile_settings(path: str | Path) -> dict[str, Any]:
             {"stack": {"hosts": {variant: host_stack}, "variants": values.get("variants", {})}},
         )
     return settings
+
+
+def settings_digest(path: str | Path) -> str:
+    """A short digest of the values the profile gives the runs (:func:`profile_settings`).
+
+    The verdict records name a study's profile by it: a source, note or what-if edited in
+    the file leaves it, a changed setting (``set``) of any knob, the hosts' included, moves it.
+    """
+    payload = json.dumps(profile_settings(path), sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:8]
 
 
 def apply_profile(data: Mapping[str, Any], path: str | Path) -> dict[str, Any]:

@@ -2,12 +2,13 @@
 
 A record says which claim, under which reading (a digest of its tolerance, arguments,
 rules and regime: :func:`reading_digest`), on which stack profile (the study's testbed
-profile and a digest of its file), at which tier and commit, gave which value and
-verdict, with the runs' coverage and confidence; and, when the verdict differs from the
-claim's previous record at that tier and backend, why (``change``): a new reading, a new
-profile, or what the recorder states (a model fix). Records are appended, never edited
-(``records/verdicts.csv``, exported with the trace bundles); the history table of the
-docs and the report is generated from them (:func:`render_markdown`), never typed.
+profile and a digest of the settings it gives the runs), at which tier and commit, gave
+which value and verdict, with the runs' coverage and confidence; and, when the verdict
+differs from the claim's previous record at that tier and backend, why (``change``): a new
+reading, a new profile, or what the recorder states (a model fix). Records are appended;
+their verdicts, values and reasons are never edited (``records/verdicts.csv``, exported
+with the trace bundles); the history table of the docs and the report is generated from
+them (:func:`render_markdown`), never typed.
 
 The first records were imported once from the hand-typed table the docs kept before
 (``source: imported``): their reading and profile are those of that time, named so.

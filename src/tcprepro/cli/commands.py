@@ -44,9 +44,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _study_profiles(config) -> dict[str, str]:
-    """Each study's stack profile as ``<id>@<digest of its files>`` (the verdict records)."""
-    import hashlib
-
+    """Each study's stack profile as ``<id>@<digest of its settings>`` (the verdict records)."""
     from tcprepro import testbeds
     from tcprepro.scenario_io import load_scenario
 
@@ -58,12 +56,8 @@ def _study_profiles(config) -> dict[str, str]:
         stack = load_scenario(config.figure(figures[0])["scenario"]).stack
         if stack is None:
             continue
-        folder = Path("workflow/testbeds")
-        path = folder / f"{stack.testbed}.yaml"
-        texts = [path.read_text()]
-        texts += [(folder / f).read_text() for f in testbeds.load_profile(path).hosts.values()]
-        digest = hashlib.sha256("".join(texts).encode()).hexdigest()[:8]
-        out[study] = f"{stack.testbed}@{digest}"
+        path = Path("workflow/testbeds") / f"{stack.testbed}.yaml"
+        out[study] = f"{stack.testbed}@{testbeds.settings_digest(path)}"
     return out
 
 
