@@ -19,6 +19,7 @@ from conftest import ACCESS, DUMBBELL, ROOT
 from model_checks import simulate
 from tcprepro import testbeds
 from tcprepro.errors import ConfigError
+from tcprepro.ns3.backend import run_scenario
 from tcprepro.scenario_io import load_scenario, load_scenario_dict
 
 TESTBEDS = ROOT / "workflow" / "testbeds"
@@ -311,6 +312,31 @@ def test_the_first_timeout_fires_after_the_profiles_minimum():
     ns3 = _timeout_gaps(_one_flow(lossy, testbed=None))
     assert ns3
     assert min(ns3) >= 1.0 - 0.004, ns3
+
+
+@pytest.mark.slow
+def test_a_timeout_keeps_its_back_off_until_an_rtt_sample_so_a_queue_cannot_lock_a_flow():
+    # A1's Compound upload (Windows 7's 300-ms RTO floor) while a CUBIC download, started
+    # at 30 s, fills the downlink queue its ACKs wait in: its RTT grows from about 0.2 s
+    # to 0.47 s, past an RTO set from the earlier srtt. RFC 6298 (rule 5.5 and section
+    # 5's note) keeps the doubled RTO until a new RTT sample; ns-3's TcpSocketBase
+    # collapsed it on the next ACK, which after a timeout carries no sample, so the upload
+    # timed out on every segment at a 1-segment window from about 60 s on (21-22 timeouts
+    # per 10 s, 25 kb/s) until the run ended. tcprepro's sockets keep the back-off.
+    overrides = [
+        "flows.up.variant=Compound",
+        "flows.down.variant=Cubic",
+        "flows.up.start=0s",
+        "flows.down.start=30s",
+        "duration=120s",
+        "warmup=0s",
+    ]
+    ds = run_scenario(load_scenario(ROOT / "workflow/scenarios/A1.yaml", overrides), 0)
+    up = ds.sel(flow="up")
+    late = ds["time"].values >= 60
+    assert up["rto_count"].values[late].sum() <= 10
+    assert np.nanmean(up["goodput_bps"].values[late]) > 0.3e6
+    assert np.nanmean(up["cwnd_bytes"].values[late]) > 10 * 1448
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@
 
 #include "tcp-ack-counting.h"
 #include "tcp-limited-slow-start.h"
+#include "tcp-socket-karn.h"
 #include "trace-state.h"
 
 #include <algorithm>
@@ -81,9 +82,9 @@ FlowSender::StartApplication()
 {
     FlowState& flow = m_sim->flows[m_flowId];
     m_remaining = flow.spec.bytes;
-    m_socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
-    Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(m_socket);
-    NS_ABORT_MSG_UNLESS(tcp, "the TCP socket factory did not return a TcpSocketBase");
+    // RFC 6298's timer back-off, as every testbed stack keeps it (tcp-socket-karn.h)
+    Ptr<TcpSocketBase> tcp = TcpSocketKarn::Create(GetNode()->GetObject<TcpL4Protocol>());
+    m_socket = tcp;
     SetSocketAttributes(*tcp, m_sim->nodeSocketAttributes[flow.spec.src]);
     SetSocketAttributes(*tcp, flow.spec.socket_attributes);
     if (flow.spec.host_cache)
@@ -423,7 +424,7 @@ PoissonSender::SendOne()
 void
 FlowSink::StartApplication()
 {
-    m_listener = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_listener = TcpSocketKarn::Create(GetNode()->GetObject<TcpL4Protocol>());
     // accepted sockets are copies of the listener: a host's own stack settings
     for (std::size_t i = 0; i < m_sim->nodes.GetN(); ++i)
     {
