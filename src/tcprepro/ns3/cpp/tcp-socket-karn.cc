@@ -57,12 +57,6 @@ TcpSocketKarn::Create(Ptr<TcpL4Protocol> tcp)
     return socket;
 }
 
-bool
-TcpSocketKarn::IsBackedOff() const
-{
-    return m_backedOff;
-}
-
 Ptr<TcpSocketBase>
 TcpSocketKarn::Fork()
 {

@@ -46,9 +46,6 @@ class TcpSocketKarn : public TcpSocketBase
     /// sets up its own (the protocol's RTT estimator, congestion control and recovery types).
     static Ptr<TcpSocketKarn> Create(Ptr<TcpL4Protocol> tcp);
 
-    /// Whether the timer is backed off and waits for an RTT sample (for tests).
-    bool IsBackedOff() const;
-
   protected:
     Ptr<TcpSocketBase> Fork() override;
     void ReTxTimeout() override;
