@@ -170,6 +170,29 @@ def test_a_changed_verdict_names_what_changed(tmp_path):
     assert [r["claim"] for r in history.read_records(path)] == ["B-c1", "B-c1"]
 
 
+def test_a_verdict_on_some_of_its_cells_is_not_recorded_at_a_deciding_tier(tmp_path):
+    claims = {c.id: c for c in load_registry()}
+    csv_path = tmp_path / "A.csv"
+    csv_path.write_text(
+        "claim,paper,reproduced,verdict,cells,confidence,coverage,emulated_verdict\n"
+        "A-c1,≈100 %,min 93 %,reproduced,7 of 11 cells,robust,,not run\n"
+        "A-c3,30-40 %,17 %,not reproduced,8 of 8 cells,robust,,not run\n"
+    )
+    profiles = {"A": "freebsd-9.2@0"}
+    skipped: list[str] = []
+    records = history.records_from_csv(
+        csv_path, claims, "verify", profiles, "r", "j", skipped=skipped
+    )
+    assert [r["claim"] for r in records] == ["A-c3"]
+    assert skipped == ["A-c1 ns-3: 7 of 11 cells"]
+    # below the deciding tiers a partial verdict is what the tier can say: kept
+    quick = history.records_from_csv(csv_path, claims, "quick", profiles, "r", "j")
+    assert [r["claim"] for r in quick] == ["A-c1", "A-c3"]
+    assert history.is_partial("4 of 12 cells (A1: 4/6, A2: 0/6)")
+    assert not history.is_partial("1 cell")
+    assert not history.is_partial("12 of 12 cells")
+
+
 # ---------------------------------------------------------------------------
 # A-c9 on the size-conditional curves
 

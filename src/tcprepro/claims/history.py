@@ -20,10 +20,11 @@ import csv
 import hashlib
 import io
 import json
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from tcprepro.claims import UNDECIDED, Claim
+from tcprepro.claims import DECIDING_TIERS, UNDECIDED, Claim
 from tcprepro.latex import atomic_write
 
 __all__ = [
@@ -103,6 +104,15 @@ def change_reason(previous: Mapping[str, str] | None, record: Mapping[str, str])
     return f"{previous['verdict']} -> {record['verdict']}: " + ", ".join(causes)
 
 
+_COVERAGE = re.compile(r"\b(\d+) of (\d+) cells?\b")
+
+
+def is_partial(cells: str) -> bool:
+    """Whether a coverage text (``"7 of 11 cells"``) leaves some of the claim's cells out."""
+    found = _COVERAGE.search(cells or "")
+    return bool(found) and int(found.group(1)) < int(found.group(2))
+
+
 def _last(records: Iterable[Mapping[str, str]], claim: str, backend: str, tier: str):
     found = None
     for record in records:
@@ -121,6 +131,7 @@ def records_from_csv(
     history: Iterable[Mapping[str, str]] = (),
     reason: str = "",
     before_guide: bool = False,
+    skipped: list[str] | None = None,
 ) -> list[dict[str, str]]:
     """New records from a claims CSV (``data/claims/verify/<study>.csv``).
 
@@ -130,6 +141,10 @@ def records_from_csv(
     twin that ran, the emulated one. ``before_guide``: the CSV was judged by code older
     than the reading guide (``judged_commit``'s), so its records' reading is
     :data:`IMPORTED_READING`, with no rules, not the registry's.
+
+    At a deciding tier (verify, paper) a verdict judged on some of its claim's cells ("7 of
+    11 cells", from a run of another claim's cells) is no verdict on the claim: it gets no
+    record, and ``skipped`` (when given) receives ``"A-c1 ns-3: 7 of 11 cells"``.
     """
     history = list(history)
     out = []
@@ -150,6 +165,10 @@ def records_from_csv(
             )
         for backend, verdict, value, cells, confidence in verdicts:
             if verdict in UNDECIDED:
+                continue
+            if tier in DECIDING_TIERS and is_partial(cells):
+                if skipped is not None:
+                    skipped.append(f"{claim.id} {backend}: {cells}")
                 continue
             record = {
                 "claim": claim.id,

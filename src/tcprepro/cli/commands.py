@@ -74,7 +74,8 @@ def _cmd_verdicts(args: argparse.Namespace) -> int:
         if args.before_guide:
             judged = args.before_guide
         existing = history.read_records(path)
-        new = []
+        new: list[dict[str, str]] = []
+        skipped: list[str] = []
         for csv_path in args.csv:
             new += history.records_from_csv(
                 csv_path,
@@ -86,6 +87,13 @@ def _cmd_verdicts(args: argparse.Namespace) -> int:
                 [*existing, *new],
                 args.reason,
                 before_guide=bool(args.before_guide),
+                skipped=skipped,
+            )
+        for line in skipped:
+            print(
+                f"not recorded: {line} (a {args.tier} verdict is recorded on all its claim's "
+                "cells; run the claim itself: verify_claims)",
+                file=sys.stderr,
             )
         count = history.append_records(new, path)
         print(f"{path}: {count} record(s) added", file=sys.stderr)
