@@ -328,6 +328,43 @@ def test_plan_of_one_claim_and_its_errors(config_data, capsys):
     assert "verify-tier plan" in capsys.readouterr().err
 
 
+def test_a_figure_with_cached_runs_of_the_tier_is_planned_on_their_measured_time(
+    config_data, tmp_path
+):
+    import xarray as xr
+
+    from tcprepro.campaign.plan import plan_report, tier_calibration
+
+    config = validate_workflow_config(config_data, SCHEMA)
+    runs = config.runs("B5.20", "verify")
+
+    def cache(run, wall_s, key=None):
+        path = tmp_path / run.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        attrs = {"cache_key": key or run.cache_key(), "wall_time_s": wall_s}
+        xr.Dataset(attrs=attrs).to_netcdf(path)
+
+    # two cached runs, and one made by other code (another cache key): not enough to measure
+    for run in runs[:2]:
+        cache(run, 4.0 * estimate_wall_s([run]))
+    cache(runs[2], 4.0 * estimate_wall_s([runs[2]]), key="another-key")
+    assert tier_calibration(config, "B5.20", "verify", tmp_path) is None
+    before = plan_report(config, "verify", 1, tmp_path, ["B-c10"])
+    assert "calibrated on its" not in before
+    # a third run of the current code: the rest is estimated at their 4 times the model
+    cache(runs[3], 4.0 * estimate_wall_s([runs[3]]))
+    factor, count = tier_calibration(config, "B5.20", "verify", tmp_path)
+    assert count == 3
+    assert factor == pytest.approx(4.0)
+    after = plan_report(config, "verify", 1, tmp_path, ["B-c10"])
+    assert "3 cached, 9 to simulate" in after
+    assert "calibrated on its 3 cached runs of this tier: x4.00 the cost model" in after
+    rest = [run for run in runs if run not in (runs[0], runs[1], runs[3])]
+    minutes = float(re.search(r"9 to simulate \(\d+ jobs\); about ([0-9.]+) min", after)[1])
+    # (plus each job's start-up)
+    assert minutes == pytest.approx(4.0 * estimate_wall_s(rest) / 60, rel=0.02)
+
+
 def test_verify_claims_restricts_the_verify_tier_to_those_claims_cells(config_data):
     from tcprepro.campaign.runs import cell_name
     from tcprepro.claims import load_registry

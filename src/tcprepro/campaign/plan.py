@@ -43,7 +43,7 @@ from tcprepro.campaign.measured import (
     UML_NEIGHBOUR_SLOWDOWN,
     UML_SAMPLE_STRIDE,
 )
-from tcprepro.campaign.runs import Run, cell_name, is_cached
+from tcprepro.campaign.runs import Run, cached_wall_s, cell_name, is_cached
 from tcprepro.campaign.schedule import makespan_s, shared_makespan_s
 from tcprepro.emulation.routes import VM, Route, get_route
 from tcprepro.errors import ConfigError
@@ -71,6 +71,7 @@ __all__ = [
     "runs_cost",
     "simulate_job_s",
     "study_budgets",
+    "tier_calibration",
     "tier_cost",
     "tier_emulation",
     "twin_claims",
@@ -163,10 +164,21 @@ def plan_report(
         batches = config.group_runs(figure, runs)
         waiting = {run.path for run in todo}
         jobs = sum(any(run.path in waiting for run in b.runs) for b in batches)
+        measured = tier_calibration(config, figure, tier, workdir) if todo else None
+        recalibrated = ""
+        if measured is not None:
+            factor, count = measured
+            recalibrated = (
+                f" (calibrated on its {count} cached runs of this tier: x{factor:.2f} the cost "
+                f"model, where the quick-tier sample gives "
+                f"x{calibration_factor(config, figure, calibration):.2f})"
+            )
+            calibration = {**calibration, figure: factor}
         lines.append(
             f"  {figure}: {cells}{len(runs)} runs in {len(batches)} batch jobs, "
             f"{len(runs) - len(todo)} cached, {len(todo)} to simulate ({jobs} jobs){note}; "
             f"about {runs_cost(config, todo, cores, calibration=calibration).local_s / 60:.1f} min"
+            + recalibrated
         )
         emulated = config.runs(figure, tier, "mininet")
         if emulated and route is not None and route.virtual_clock:
@@ -420,6 +432,30 @@ def calibration_runs(
         slices = -(-len(runs) // stride)
         sample += [runs[int((k + 0.5) * len(runs) / slices)] for k in range(slices)]
     return sample
+
+
+def tier_calibration(
+    config: WorkflowConfig, figure: str, tier: str, workdir: Path = Path(".")
+) -> tuple[float, int] | None:
+    """A figure's calibration on its own cached runs of ``tier``: (factor, runs), else None.
+
+    The wall seconds its cached runs took (their datasets' ``wall_time_s``, made by the
+    current code: :func:`cached_wall_s`) over the cost model's estimate of the same runs,
+    once at least :data:`FIGURE_CALIBRATION_MIN_RUNS` of them are cached. The quick-tier
+    sample (:func:`calibrations`) carries poorly to a tier whose runs are longer or
+    faster: after a build's first runs, this factor estimates the rest of it.
+    """
+    measured = [
+        (run, wall)
+        for run in config.runs(figure, tier)
+        if (wall := cached_wall_s(run, workdir)) is not None
+    ]
+    if len(measured) < FIGURE_CALIBRATION_MIN_RUNS:
+        return None
+    model = estimate_wall_s([run for run, _ in measured])
+    if model <= 0:
+        return None
+    return sum(wall for _, wall in measured) / model, len(measured)
 
 
 def calibrations(

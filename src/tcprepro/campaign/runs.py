@@ -137,6 +137,28 @@ def is_cached(run: Run, workdir: Path = Path("."), key: str | None = None) -> bo
         return False
 
 
+def cached_wall_s(run: Run, workdir: Path = Path(".")) -> float | None:
+    """The wall seconds a cached run took in its batch (its dataset's ``wall_time_s``).
+
+    None when the run is not cached (:func:`is_cached`) or its dataset does not say.
+    """
+    from tcprepro.store import open_dataset
+
+    path = workdir / run.path
+    if not path.exists():
+        return None
+    try:
+        attrs = open_dataset(path).attrs
+    except (OSError, ValueError):
+        return None
+    if attrs.get("cache_key") != run.cache_key():
+        return None
+    try:
+        return float(attrs["wall_time_s"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _frozen(overrides: tuple[Override, ...]) -> str:
     """A hashable, exact form of a run's overrides (the scenario cache's key)."""
     return json.dumps(overrides, sort_keys=True)
