@@ -452,9 +452,7 @@ def tier_calibration(
     ]
     if len(measured) < FIGURE_CALIBRATION_MIN_RUNS:
         return None
-    model = estimate_wall_s([run for run, _ in measured])
-    if model <= 0:
-        return None
+    model = estimate_wall_s([run for run, _ in measured])  # at least a run's overhead each
     return sum(wall for _, wall in measured) / model, len(measured)
 
 

@@ -121,27 +121,8 @@ class Run:
         }
 
 
-def is_cached(run: Run, workdir: Path = Path("."), key: str | None = None) -> bool:
-    """True when the run's dataset exists and was made with the same cache key.
-
-    ``key``: the run's cache key when the caller has it already (else computed here).
-    """
-    from tcprepro.store import open_dataset
-
-    path = workdir / run.path
-    if not path.exists():
-        return False
-    try:
-        return open_dataset(path).attrs.get("cache_key") == (key or run.cache_key())
-    except (OSError, ValueError):
-        return False
-
-
-def cached_wall_s(run: Run, workdir: Path = Path(".")) -> float | None:
-    """The wall seconds a cached run took in its batch (its dataset's ``wall_time_s``).
-
-    None when the run is not cached (:func:`is_cached`) or its dataset does not say.
-    """
+def _cached_attrs(run: Run, workdir: Path, key: str | None = None) -> Mapping[str, Any] | None:
+    """The attributes of the run's dataset when it exists with the run's cache key, else None."""
     from tcprepro.store import open_dataset
 
     path = workdir / run.path
@@ -151,10 +132,25 @@ def cached_wall_s(run: Run, workdir: Path = Path(".")) -> float | None:
         attrs = open_dataset(path).attrs
     except (OSError, ValueError):
         return None
-    if attrs.get("cache_key") != run.cache_key():
-        return None
+    return attrs if attrs.get("cache_key") == (key or run.cache_key()) else None
+
+
+def is_cached(run: Run, workdir: Path = Path("."), key: str | None = None) -> bool:
+    """True when the run's dataset exists and was made with the same cache key.
+
+    ``key``: the run's cache key when the caller has it already (else computed here).
+    """
+    return _cached_attrs(run, workdir, key) is not None
+
+
+def cached_wall_s(run: Run, workdir: Path = Path(".")) -> float | None:
+    """The wall seconds a cached run took in its batch (its dataset's ``wall_time_s``).
+
+    None when the run is not cached (:func:`is_cached`) or its dataset does not say.
+    """
+    attrs = _cached_attrs(run, workdir)
     try:
-        return float(attrs["wall_time_s"])
+        return None if attrs is None else float(attrs["wall_time_s"])
     except (KeyError, TypeError, ValueError):
         return None
 
