@@ -14,6 +14,7 @@ import math
 import resource
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,7 +31,12 @@ def free_port() -> int:
 
 
 def run_pair(tmp_path: Path, planned, congestion_control: str, until_s: float, pacing_bps=None):
-    """Start the sink and the sender, give them the go, return both reports."""
+    """Start the sink and the sender, give them the go, return both reports.
+
+    Each call runs in a new directory, as each emulation does (backend: mkdtemp): a ready
+    or go file left by an earlier pair would let this one start before its sink listens.
+    """
+    tmp_path = Path(tempfile.mkdtemp(dir=tmp_path))
     plan = tmp_path / "plan.json"
     transfers.write_plan(plan, planned, congestion_control)
     port = free_port()
