@@ -169,10 +169,12 @@ def test_makespan_puts_the_longest_jobs_first_on_the_free_cores():
 
 
 def test_the_budget_carries_the_measured_rate_of_each_study(config_data):
-    from tcprepro.campaign.plan import (
+    from tcprepro.campaign.measured import (
         FIGURE_CALIBRATION_MIN_RUNS,
         MEASURED_QUICK,
         MEASURED_QUICK_FIGURES,
+    )
+    from tcprepro.campaign.plan import (
         _run_cost_s,
         calibration_runs,
         calibrations,
@@ -213,9 +215,9 @@ def test_each_emulated_figure_is_calibrated_on_its_measured_uml_sample(config_da
     """The UML route's cost per figure: every emulated figure of the quick tier has a
     measured sample of that tier's runs (a changed quick cell list needs a new sample:
     `make bench`), and on that sample the calibrated estimate is the measured wall time."""
+    from tcprepro.campaign.measured import UML_MEASURED_QUICK
     from tcprepro.campaign.plan import (
         UML_BOOT_WALL_S,
-        UML_MEASURED_QUICK,
         emulate_job_s,
         uml_calibrations,
         uml_run_wall_s,
@@ -349,20 +351,78 @@ def test_a_figure_with_cached_runs_of_the_tier_is_planned_on_their_measured_time
         cache(run, 4.0 * estimate_wall_s([run]))
     cache(runs[2], 4.0 * estimate_wall_s([runs[2]]), key="another-key")
     assert tier_calibration(config, "B5.20", "verify", tmp_path) is None
-    before = plan_report(config, "verify", 1, tmp_path, ["B-c10"])
-    assert "calibrated on its" not in before
+    before = plan_report(config, "verify", 1, tmp_path, ["B-c10"], recorded={})
+    assert "calibrated on" not in before
     # a third run of the current code: the rest is estimated at their 4 times the model
     cache(runs[3], 4.0 * estimate_wall_s([runs[3]]))
     factor, count = tier_calibration(config, "B5.20", "verify", tmp_path)
     assert count == 3
     assert factor == pytest.approx(4.0)
-    after = plan_report(config, "verify", 1, tmp_path, ["B-c10"])
+    after = plan_report(config, "verify", 1, tmp_path, ["B-c10"], recorded={})
     assert "3 cached, 9 to simulate" in after
     assert "calibrated on its 3 cached runs of this tier: x4.00 the cost model" in after
     rest = [run for run in runs if run not in (runs[0], runs[1], runs[3])]
     minutes = float(re.search(r"9 to simulate \(\d+ jobs\); about ([0-9.]+) min", after)[1])
     # (plus each job's start-up)
     assert minutes == pytest.approx(4.0 * estimate_wall_s(rest) / 60, rel=0.02)
+
+
+def test_a_figures_recorded_run_costs_calibrate_the_plan_of_its_tier_on_another_machine(
+    config_data, tmp_path, capsys
+):
+    """plan --record-costs keeps what a figure's cached runs of a tier cost; a plan of that
+    tier with none of them cached (another machine) calibrates the figure on the record,
+    and the paper tier, whose runs are the verify tier's at the same settings, on it too."""
+    import xarray as xr
+
+    from tcprepro.campaign import cost_records
+    from tcprepro.campaign.plan import plan_report
+    from tcprepro.cli import main
+
+    config = validate_workflow_config(config_data, SCHEMA)
+    runs = config.runs("B5.20", "verify")
+    built = tmp_path / "built"
+    for run, factor in zip(runs[:4], (2.0, 3.0, 3.0, 4.0), strict=True):
+        path = built / run.path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        attrs = {"cache_key": run.cache_key(), "wall_time_s": factor * estimate_wall_s([run])}
+        xr.Dataset(attrs={**attrs, "git_commit": "abcdef0123"}).to_netcdf(path)
+    records = cost_records.measure(config, "verify", built)
+    assert [r.figure for r in records] == ["B5.20"]
+    (record,) = records
+    assert record.runs == 4
+    assert record.runs_commit == "abcdef0"
+    assert record.factor == pytest.approx(3.0)
+    csv_path = tmp_path / "records" / "run-costs.csv"
+    assert cost_records.append(records, csv_path) == 1
+    # an older record of the figure, then the newer one: the newer is the figure's
+    older = cost_records.CostRecord("B5.20", "verify", 5, 10.0, 10.0, "0000000", "cpu", "2", "x")
+    csv_path.write_text("")
+    cost_records.append([older, record], csv_path)
+    recorded = cost_records.recorded_calibrations("verify", cost_records.read(csv_path))
+    assert recorded["B5.20"].factor == pytest.approx(3.0, rel=1e-3)  # as written: 0.1 s
+    elsewhere = tmp_path / "elsewhere"  # nothing cached
+    plan = plan_report(config, "verify", 1, elsewhere, ["B-c10"], recorded=recorded)
+    assert "0 cached, 12 to simulate" in plan
+    assert "calibrated on 4 runs of this tier in records/run-costs.csv" in plan
+    assert "x3.00 the cost model, where the quick-tier sample gives" in plan
+    minutes = float(re.search(r"12 to simulate \(\d+ jobs\); about ([0-9.]+) min", plan)[1])
+    assert minutes == pytest.approx(3.0 * estimate_wall_s(runs) / 60, rel=0.02)
+    unrecorded = plan_report(config, "verify", 1, elsewhere, ["B-c10"], recorded={})
+    assert "calibrated on" not in unrecorded
+    # the paper tier: the verify tier's record stands in, and says so
+    paper = cost_records.recorded_calibrations("paper", cost_records.read(csv_path))
+    assert paper["B5.20"].tier == "verify"
+    plan = plan_report(config, "paper", 1, elsewhere, recorded=paper)
+    assert "calibrated on 4 runs of the verify tier in records/run-costs.csv" in plan
+    # the command: nothing cached is an error naming the option, before anything is written
+    empty = tmp_path / "empty.csv"
+    argv = ["plan", "--tier", "verify", "--workdir", str(elsewhere), "--record-costs", str(empty)]
+    assert main(argv) == 2
+    assert "--record-costs: no figure has 3 runs of tier 'verify' cached" in capsys.readouterr().err
+    assert not empty.exists()
+    assert main([*argv, "--whatif", "lqd-tail-drop"]) == 2
+    assert "not a what-if's" in capsys.readouterr().err
 
 
 def test_verify_claims_restricts_the_verify_tier_to_those_claims_cells(config_data):
@@ -428,7 +488,8 @@ def test_the_calibration_sample_spans_each_figures_cheap_and_costly_runs(config_
     cost model: for every figure with at least two strides of runs, the sample's mean
     modelled cost is within 15 % of the figure's (every 7th run in the config's order
     gave 0.14 of D4's and 0.74 of D1's)."""
-    from tcprepro.campaign.plan import CALIBRATION_STRIDE, calibration_runs
+    from tcprepro.campaign.measured import CALIBRATION_STRIDE
+    from tcprepro.campaign.plan import calibration_runs
 
     config = WorkflowConfig(config_data)
     checked = 0

@@ -28,7 +28,6 @@ import functools
 import hashlib
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -87,30 +86,14 @@ __all__ = [  # the workflow's benchmarks live in tcprepro.bench_workflow
 
 def machine() -> dict[str, str]:
     """Description of the host the numbers were measured on."""
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
-        memory = f"{mem_kb / 2**20:.0f} GiB"
-    except (OSError, ValueError, IndexError):
-        memory = "unknown"
-    from tcprepro.provenance import git_state
+    from tcprepro.provenance import git_state, host_description
 
     commit, dirty = git_state()
+    host = host_description()
     return {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "tcprepro commit": commit[:12] + (" (src or workflow modified)" if dirty else ""),
-        "cpu": cpu,
-        "cores": str(os.cpu_count()),
-        "memory": memory,
-        "kernel": platform.release(),
-        "python": platform.python_version(),
+        **{key: host[key] for key in ("cpu", "cores", "memory", "kernel", "python")},
         "ns-3": build.find_wheel().package_version,
         "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }

@@ -150,7 +150,8 @@ def calibration_sample(
     """
     from tcprepro.campaign import load_workflow_config
     from tcprepro.campaign.cost import estimate_wall_s
-    from tcprepro.campaign.plan import CALIBRATION_STRIDE, calibration_runs
+    from tcprepro.campaign.measured import CALIBRATION_STRIDE
+    from tcprepro.campaign.plan import calibration_runs
     from tcprepro.store import open_dataset
 
     stride = stride or CALIBRATION_STRIDE
@@ -243,7 +244,8 @@ def uml_sample(
 
     from tcprepro.campaign import load_workflow_config
     from tcprepro.campaign.emulated import figure_tool
-    from tcprepro.campaign.plan import UML_SAMPLE_STRIDE, uml_run_wall_s, uml_sample_runs
+    from tcprepro.campaign.measured import UML_SAMPLE_STRIDE
+    from tcprepro.campaign.plan import uml_run_wall_s, uml_sample_runs
     from tcprepro.emulation.runner import EmulationJob, emulate_batch
     from tcprepro.store import open_dataset
 

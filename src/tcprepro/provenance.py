@@ -8,7 +8,9 @@ are allowed (for exploration) but flagged, so the paper can show it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import os
 import platform
 import subprocess
 from functools import cache
@@ -19,7 +21,7 @@ from tcprepro.errors import CapabilityError
 from tcprepro.installation import find_wheel, source_digest
 from tcprepro.variants import MODEL_SOURCES
 
-__all__ = ["git_state", "ns3_version", "software_versions", "static_provenance"]
+__all__ = ["git_state", "host_description", "ns3_version", "software_versions", "static_provenance"]
 
 _REPO = Path(tcprepro.__file__).resolve().parents[2]
 
@@ -39,6 +41,27 @@ def git_state() -> tuple[str, bool]:
     except (OSError, subprocess.SubprocessError):
         return "unknown", False
     return commit, dirty
+
+
+def host_description() -> dict[str, str]:
+    """The host tcprepro runs on: name, kernel, CPU model, cores, memory, Python."""
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory = "unknown"
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        memory = f"{int(Path('/proc/meminfo').read_text().split()[1]) / 2**20:.0f} GiB"
+    return {
+        "host": platform.node(),
+        "kernel": platform.release(),
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "memory": memory,
+        "python": platform.python_version(),
+    }
 
 
 @cache

@@ -14,9 +14,9 @@ from tcprepro.campaign.emulated import decide, emulated_runs, figure_tool
 from tcprepro.campaign.emulated import run_cache_key as emulated_run_cache_key
 from tcprepro.campaign import WorkflowConfig, plan_report
 from tcprepro.campaign.plan import (
-    calibrations,
     emulate_job_s,
     simulate_job_s,
+    tier_calibrations,
     uml_calibrations,
 )
 from tcprepro.campaign.batches import manifest_dir
@@ -205,9 +205,9 @@ _UML_CALIBRATION = {}
 
 
 def simulate_priority(wildcards):
-    """A simulate batch job's estimated seconds (its study's calibrated cost model)."""
+    """A simulate batch job's estimated seconds (its figure's or study's calibrated cost model)."""
     if not _CALIBRATION:  # once, and only when a job is to run (no-op reruns skip it)
-        _CALIBRATION.update(calibrations(WORKFLOW))
+        _CALIBRATION.update(tier_calibrations(WORKFLOW, TIER))
     batch = WORKFLOW.batch(wildcards.figure, wildcards.batch, TIER)
     return round(simulate_job_s(WORKFLOW, batch, _CALIBRATION))
 

@@ -26,6 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcprepro.campaign.batches import Batch
+from tcprepro.campaign.calibration import (
+    calibration_factor,
+    calibration_runs,
+    calibrations,
+    tier_calibration,
+    tier_calibrations,
+    uml_calibrations,
+    uml_sample_runs,
+)
 from tcprepro.campaign.config import WorkflowConfig
 from tcprepro.campaign.cost import (  # the UML route's run model lives with ns-3's
     REAL_TIME_SETUP_S,
@@ -34,16 +43,16 @@ from tcprepro.campaign.cost import (  # the UML route's run model lives with ns-
     uml_ratio,
     uml_run_wall_s,
 )
-from tcprepro.campaign.measured import (
-    CALIBRATION_STRIDE,
-    FIGURE_CALIBRATION_MIN_RUNS,
-    MEASURED_QUICK,
-    MEASURED_QUICK_FIGURES,
-    UML_MEASURED_QUICK,
-    UML_NEIGHBOUR_SLOWDOWN,
-    UML_SAMPLE_STRIDE,
+from tcprepro.campaign.cost_records import (
+    CostRecord,
+    describe,
+    recorded_calibrations,
 )
-from tcprepro.campaign.runs import Run, cached_wall_s, cell_name, is_cached
+from tcprepro.campaign.measured import (
+    MEASURED_QUICK,
+    UML_NEIGHBOUR_SLOWDOWN,
+)
+from tcprepro.campaign.runs import Run, cell_name, is_cached
 from tcprepro.campaign.schedule import makespan_s, shared_makespan_s
 from tcprepro.emulation.routes import VM, Route, get_route
 from tcprepro.errors import ConfigError
@@ -72,6 +81,7 @@ __all__ = [
     "simulate_job_s",
     "study_budgets",
     "tier_calibration",
+    "tier_calibrations",
     "tier_cost",
     "tier_emulation",
     "twin_claims",
@@ -120,12 +130,17 @@ def plan_report(
     workdir: Path = Path("."),
     claims: Iterable[str] | None = None,
     route: str | Route | None = None,
+    recorded: Mapping[str, CostRecord] | None = None,
 ) -> str:
     """Say how many simulations a tier needs, how many are cached, and how long the rest take.
 
     ``claims`` (verify tier only) restricts the plan to the cells those claims read.
     ``route`` is the emulation route the build takes (a route or its name);
-    ``None``: not known, emulated runs are announced in real time.
+    ``None``: not known, emulated runs are announced in real time. A figure is
+    calibrated on its cached runs of the tier when it has enough
+    (:func:`tier_calibration`), else on its latest run-cost record of the tier
+    (``recorded``, default :func:`recorded_calibrations` of ``records/run-costs.csv``),
+    else on the quick-tier sample (:func:`calibrations`).
     """
     route = None if route is None else get_route(route)
     if claims is not None:
@@ -143,7 +158,9 @@ def plan_report(
     simulated_s = 0.0
     covered = claim_coverage(config, tier) if tier != "verify" else {}
     judged = twin_claims()
-    calibration = calibrations(config)
+    recorded = recorded_calibrations(tier) if recorded is None else recorded
+    quick = calibrations(config)
+    calibration = tier_calibrations(config, tier, recorded)
     uml_calibration = uml_calibrations(config)
     for figure in config.simulated_figures:
         runs = config.runs(figure, tier)
@@ -168,12 +185,16 @@ def plan_report(
         recalibrated = ""
         if measured is not None:
             factor, count = measured
-            recalibrated = (
-                f" (calibrated on its {count} cached runs of this tier: x{factor:.2f} the cost "
-                f"model, where the quick-tier sample gives "
-                f"x{calibration_factor(config, figure, calibration):.2f})"
-            )
+            recalibrated = f" (calibrated on its {count} cached runs of this tier: x{factor:.2f}"
             calibration = {**calibration, figure: factor}
+        elif todo and figure in recorded:
+            record = recorded[figure]
+            recalibrated = f" (calibrated on {describe(record, tier)}: x{record.factor:.2f}"
+        if recalibrated:
+            recalibrated += (
+                " the cost model, where the quick-tier sample gives "
+                f"x{calibration_factor(config, figure, quick):.2f})"
+            )
         lines.append(
             f"  {figure}: {cells}{len(runs)} runs in {len(batches)} batch jobs, "
             f"{len(runs) - len(todo)} cached, {len(todo)} to simulate ({jobs} jobs){note}; "
@@ -253,17 +274,6 @@ def simulate_job_s(
     return batch.cost_s * factor + LOCAL_JOB_OVERHEAD_S
 
 
-def calibration_factor(
-    config: WorkflowConfig, figure: str, calibration: Mapping[str, float | None]
-) -> float:
-    """What a figure's runs cost over the cost model: its own factor, else its study's, else 1.
-
-    :func:`calibrations` gives a figure its own factor only within a calibrated study.
-    """
-    study = config.figure(figure)["study"]
-    return calibration.get(figure) or calibration.get(study) or 1.0
-
-
 def _emulated_jobs(
     config: WorkflowConfig,
     tier: str,
@@ -321,9 +331,9 @@ def build_wall_s(
     one :data:`UML_NEIGHBOUR_SLOWDOWN` times slower (:func:`shared_makespan_s`). Real-time
     emulation (native, VM) and ``route`` None count the simulations alone. ``figures``
     and ``twins``: the figures whose simulations and whose emulated runs the build makes
-    (default: every one).
+    (default: every one). ``calibration``: default :func:`tier_calibrations`.
     """
-    calibration = calibrations(config) if calibration is None else calibration
+    calibration = tier_calibrations(config, tier) if calibration is None else calibration
     jobs = [
         simulate_job_s(config, batch, calibration)
         for figure in (config.simulated_figures if figures is None else figures)
@@ -411,117 +421,6 @@ class StudyBudget:
     calibration: float | None  # measured / cost model on the quick tier (None: not measured)
 
 
-def calibration_runs(
-    config: WorkflowConfig, study: str, stride: int = CALIBRATION_STRIDE, tier: str = "quick"
-) -> list[Run]:
-    """A study's calibration sample: one in ``stride`` runs of each figure of ``tier``.
-
-    Each figure's runs are ranked by the cost model (:func:`estimate_wall_s`; the run's
-    path breaks ties) and the sample takes the middle run of each of its
-    ceil(n / ``stride``) equal slices of that ranking, so the sample spans the figure's
-    cheap and costly cells in their proportions whatever the order of its grid (every
-    ``stride``-th run in the config's order can keep landing on a grid's cheap cells).
-    Figures in the config's order; cross-checked
-    figures aside (their ns-3 runs repeat another figure's cells).
-    """
-    sample: list[Run] = []
-    for figure in config.figures_of(study):
-        if config.crosschecked(figure):
-            continue
-        runs = sorted(config.runs(figure, tier), key=lambda r: (estimate_wall_s([r]), r.path))
-        slices = -(-len(runs) // stride)
-        sample += [runs[int((k + 0.5) * len(runs) / slices)] for k in range(slices)]
-    return sample
-
-
-def tier_calibration(
-    config: WorkflowConfig, figure: str, tier: str, workdir: Path = Path(".")
-) -> tuple[float, int] | None:
-    """A figure's calibration on its own cached runs of ``tier``: (factor, runs), else None.
-
-    The wall seconds its cached runs took (their datasets' ``wall_time_s``, made by the
-    current code: :func:`cached_wall_s`) over the cost model's estimate of the same runs,
-    once at least :data:`FIGURE_CALIBRATION_MIN_RUNS` of them are cached. The quick-tier
-    sample (:func:`calibrations`) carries poorly to a tier whose runs are longer or
-    faster: after a build's first runs, this factor estimates the rest of it.
-    """
-    measured = [
-        (run, wall)
-        for run in config.runs(figure, tier)
-        if (wall := cached_wall_s(run, workdir)) is not None
-    ]
-    if len(measured) < FIGURE_CALIBRATION_MIN_RUNS:
-        return None
-    model = estimate_wall_s([run for run, _ in measured])  # at least a run's overhead each
-    return sum(wall for _, wall in measured) / model, len(measured)
-
-
-def calibrations(
-    config: WorkflowConfig, studies: Iterable[str] | None = None
-) -> dict[str, float | None]:
-    """Measured quick-tier wall time over the cost model's estimate of the same runs.
-
-    Keyed by figure for a figure with at least :data:`FIGURE_CALIBRATION_MIN_RUNS` runs in
-    the calibration sample (:data:`MEASURED_QUICK_FIGURES`), and by study for the study's
-    other figures (the rest of its sample; its whole sample when every figure has its own).
-    A study is None when not measured (:data:`MEASURED_QUICK`) or when its quick tier no
-    longer has the measured number of runs: its runs keep the cost model alone, and so do
-    its figures. ``studies``: only those (default: every study of the config).
-    """
-    out: dict[str, float | None] = {}
-    for study in config.studies() if studies is None else studies:
-        measured = MEASURED_QUICK.get(study)
-        out[study] = None
-        if measured is None:
-            continue
-        quick = calibration_runs(config, study)
-        if len(quick) != measured.runs:
-            continue
-        rest, rest_wall = list(quick), measured.wall_s
-        for figure in dict.fromkeys(run.figure for run in quick):  # the sample's order
-            runs = [run for run in quick if run.figure == figure]
-            count, wall = MEASURED_QUICK_FIGURES.get(figure, (0, 0.0))
-            if count == len(runs) >= FIGURE_CALIBRATION_MIN_RUNS:
-                out[figure] = wall / estimate_wall_s(runs)
-                rest = [run for run in rest if run.figure != figure]
-                rest_wall -= wall
-        if rest and rest_wall > 0:
-            out[study] = rest_wall / estimate_wall_s(rest)
-        else:
-            out[study] = measured.wall_s / estimate_wall_s(quick)
-    return out
-
-
-def uml_sample_runs(
-    config: WorkflowConfig, figure: str, stride: int = UML_SAMPLE_STRIDE, tier: str = "quick"
-) -> list[Run]:
-    """The UML sample of a figure: every ``stride``-th of its emulated runs in ``tier``."""
-    return config.runs(figure, tier, "mininet")[::stride]
-
-
-def uml_calibrations(config: WorkflowConfig) -> dict[str, float | None]:
-    """Per emulated figure, its UML sample's measured wall time over the model's estimate.
-
-    None for a figure not measured (:data:`UML_MEASURED_QUICK`) or whose quick tier no
-    longer has the measured number of sample runs: its runs keep the model alone. The
-    model (:func:`uml_run_wall_s`) follows rates, durations, nodes and samplers; what it
-    leaves out (a figure's web transfers or background processes, how much of the link
-    its flows fill in Linux) the figure's calibration carries to its other cells and tiers.
-    """
-    return config.derived("uml_calibrations", lambda: _uml_calibrations(config))
-
-
-def _uml_calibrations(config: WorkflowConfig) -> dict[str, float | None]:
-    out: dict[str, float | None] = {}
-    for figure in config.simulated_figures:
-        measured = UML_MEASURED_QUICK.get(figure)
-        sample = uml_sample_runs(config, figure) if measured else []
-        out[figure] = None
-        if measured and sample and len(sample) == measured[0]:
-            out[figure] = measured[1] / sum(uml_run_wall_s(run.scenario()) for run in sample)
-    return out
-
-
 def _run_cost_s(config: WorkflowConfig, run: Run, calibration: Mapping[str, float | None]) -> float:
     """One run's core seconds: the cost model times its :func:`calibration_factor`."""
     return estimate_wall_s([run]) * calibration_factor(config, run.figure, calibration)
@@ -535,10 +434,12 @@ def study_budgets(config: WorkflowConfig, tier: str) -> tuple[list[StudyBudget],
     run costs its model estimate times the study's calibration (:func:`calibrations`),
     the ratio of the measured quick-tier wall time to the model's estimate of the same
     runs. A paper cell on a faster link thus costs more per simulated second than the
-    quick tier's average. Storage: the measured MiB per simulated second.
+    quick tier's average. A figure with a run-cost record of the tier
+    (:func:`recorded_calibrations`) takes its recorded factor instead. Storage: the
+    measured MiB per simulated second.
     """
     budgets, costs = [], []
-    calibration = calibrations(config)
+    calibration = tier_calibrations(config, tier)
     for study in config.studies():
         runs = [r for f in config.figures_of(study) for r in config.runs(f, tier)]
         if not runs:
@@ -590,9 +491,17 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
     """
     budgets, costs = study_budgets(config, tier)
     runs = [r for s in config.studies() for f in config.figures_of(s) for r in config.runs(f, tier)]
+    records = recorded_calibrations(tier)
+    recorded = [figure for figure in config.simulated_figures if figure in records]
     lines = [
         f"budget of tier {tier!r} (measured quick-tier rates per study, BENCHMARKS.md; "
-        "carried to this tier's cells by the cost model):"
+        "carried to this tier's cells by the cost model"
+        + (
+            f"; {', '.join(recorded)} by their measured runs, records/run-costs.csv"
+            if recorded
+            else ""
+        )
+        + "):"
     ]
     for b in budgets:
         measured = MEASURED_QUICK.get(b.study)

@@ -121,7 +121,7 @@ class Run:
         }
 
 
-def _cached_attrs(run: Run, workdir: Path, key: str | None = None) -> Mapping[str, Any] | None:
+def cached_run_attrs(run: Run, workdir: Path, key: str | None = None) -> Mapping[str, Any] | None:
     """The attributes of the run's dataset when it exists with the run's cache key, else None."""
     from tcprepro.store import open_dataset
 
@@ -140,19 +140,7 @@ def is_cached(run: Run, workdir: Path = Path("."), key: str | None = None) -> bo
 
     ``key``: the run's cache key when the caller has it already (else computed here).
     """
-    return _cached_attrs(run, workdir, key) is not None
-
-
-def cached_wall_s(run: Run, workdir: Path = Path(".")) -> float | None:
-    """The wall seconds a cached run took in its batch (its dataset's ``wall_time_s``).
-
-    None when the run is not cached (:func:`is_cached`) or its dataset does not say.
-    """
-    attrs = _cached_attrs(run, workdir)
-    try:
-        return None if attrs is None else float(attrs["wall_time_s"])
-    except (KeyError, TypeError, ValueError):
-        return None
+    return cached_run_attrs(run, workdir, key) is not None
 
 
 def _frozen(overrides: tuple[Override, ...]) -> str:

@@ -358,6 +358,27 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
         decision = decide(config, tier)
         route = decision.route if decision.enabled else None
+    if args.record_costs:
+        from tcprepro.campaign import cost_records
+        from tcprepro.campaign.measured import FIGURE_CALIBRATION_MIN_RUNS
+
+        if args.whatif:
+            raise ConfigError("--record-costs: records a tier's own runs, not a what-if's")
+
+        records = cost_records.measure(config, tier, Path(args.workdir))
+        if not records:
+            raise ConfigError(
+                f"--record-costs: no figure has {FIGURE_CALIBRATION_MIN_RUNS} runs of tier "
+                f"{tier!r} cached in {args.workdir} (made by this code): nothing to record"
+            )
+        cost_records.append(records, args.record_costs)
+        for record in records:
+            print(
+                f"{args.record_costs}: {record.figure} at {tier}: {record.runs} runs, "
+                f"{record.wall_s:.0f} s against the model's {record.model_s:.0f} s "
+                f"(x{record.factor:.2f})",
+                file=sys.stderr,
+            )
     print(plan_report(config, tier, args.cores, Path(args.workdir), args.claim or None, route))
     print(budget_report(config, tier, args.cores))
     return 0

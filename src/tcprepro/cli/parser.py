@@ -268,6 +268,15 @@ def _add_campaign_commands(sub: argparse._SubParsersAction) -> None:
         help="emulation route to estimate the emulated runs for (default: the config's "
         "emulation_route; auto: the route this host takes)",
     )
+    p.add_argument(
+        "--record-costs",
+        metavar="CSV",
+        nargs="?",
+        const="records/run-costs.csv",
+        help="first append what this tier's cached runs cost, per figure with at least 3, to "
+        "the run-cost records (default records/run-costs.csv), which later plans of the "
+        "tier calibrate on where their runs are not cached",
+    )
     p.set_defaults(func=_cmd_plan)
 
 

@@ -11,8 +11,6 @@ import contextlib
 import hashlib
 import json
 import lzma
-import os
-import platform
 import tarfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -84,23 +82,9 @@ def _sha256(path: Path) -> str:
 
 def _machine() -> dict[str, str]:
     """The exporting host: name, kernel, CPU, cores, memory, Python."""
-    cpu = "unknown"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    memory = "unknown"
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        memory = f"{int(Path('/proc/meminfo').read_text().split()[1]) / 2**20:.0f} GiB"
-    return {
-        "host": platform.node(),
-        "kernel": platform.release(),
-        "cpu": cpu,
-        "cores": str(os.cpu_count()),
-        "memory": memory,
-        "python": platform.python_version(),
-    }
+    from tcprepro.provenance import host_description
+
+    return host_description()
 
 
 def _attrs(path: Path) -> dict[str, Any]:
