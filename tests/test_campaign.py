@@ -368,7 +368,7 @@ def test_a_figure_with_cached_runs_of_the_tier_is_planned_on_their_measured_time
 
 
 def test_a_figures_recorded_run_costs_calibrate_the_plan_of_its_tier_on_another_machine(
-    config_data, tmp_path, capsys
+    config_data, tmp_path, capsys, monkeypatch
 ):
     """plan --record-costs keeps what a figure's cached runs of a tier cost; a plan of that
     tier with none of them cached (another machine) calibrates the figure on the record,
@@ -376,7 +376,7 @@ def test_a_figures_recorded_run_costs_calibrate_the_plan_of_its_tier_on_another_
     import xarray as xr
 
     from tcprepro.campaign import cost_records
-    from tcprepro.campaign.plan import plan_report
+    from tcprepro.campaign.plan import claim_costs, plan_report, tier_cost
     from tcprepro.cli import main
 
     config = validate_workflow_config(config_data, SCHEMA)
@@ -415,6 +415,15 @@ def test_a_figures_recorded_run_costs_calibrate_the_plan_of_its_tier_on_another_
     assert paper["B5.20"].tier == "verify"
     plan = plan_report(config, "paper", 1, elsewhere, recorded=paper)
     assert "calibrated on 4 runs of the verify tier in records/run-costs.csv" in plan
+    # the claim's and the tier's costs the report quotes take the record too
+    monkeypatch.setattr(cost_records, "RUN_COSTS", csv_path)
+    assert claim_costs(config, ["B-c10"])["B-c10"].core_s == pytest.approx(
+        3.0 * estimate_wall_s(runs), rel=1e-3
+    )
+    paper_runs = config.runs("B5.20", "paper")
+    assert tier_cost(config, "paper", figures=["B5.20"]).core_s == pytest.approx(
+        3.0 * estimate_wall_s(paper_runs), rel=1e-3
+    )
     # the command: nothing cached is an error naming the option, before anything is written
     empty = tmp_path / "empty.csv"
     argv = ["plan", "--tier", "verify", "--workdir", str(elsewhere), "--record-costs", str(empty)]

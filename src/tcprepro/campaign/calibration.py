@@ -139,16 +139,19 @@ def calibrations(
 
 
 def tier_calibrations(
-    config: WorkflowConfig, tier: str, recorded: Mapping[str, CostRecord] | None = None
+    config: WorkflowConfig,
+    tier: str,
+    recorded: Mapping[str, CostRecord] | None = None,
+    studies: Iterable[str] | None = None,
 ) -> dict[str, float | None]:
     """The factors a tier's runs are estimated with, per figure or study.
 
     The quick-tier sample's (:func:`calibrations`), and a figure's recorded run costs of
     the tier where it has some (``recorded``, default :func:`recorded_calibrations` of
-    records/run-costs.csv).
+    records/run-costs.csv). ``studies``: only those studies' (default: every one).
     """
     recorded = recorded_calibrations(tier) if recorded is None else recorded
-    return {**calibrations(config), **as_factors(recorded)}
+    return {**calibrations(config, studies), **as_factors(recorded)}
 
 
 def uml_sample_runs(

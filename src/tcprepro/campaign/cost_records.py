@@ -137,9 +137,9 @@ def measure(config: WorkflowConfig, tier: str, workdir: Path = Path(".")) -> lis
     return records
 
 
-def read(path: str | Path = RUN_COSTS) -> list[CostRecord]:
-    """The records of ``path`` in their order (none when it does not exist)."""
-    path = Path(path)
+def read(path: str | Path | None = None) -> list[CostRecord]:
+    """The records of ``path`` (default :data:`RUN_COSTS`), oldest first; none if no file."""
+    path = Path(RUN_COSTS if path is None else path)
     if not path.exists():
         return []
     with path.open(newline="") as handle:
@@ -159,7 +159,7 @@ def read(path: str | Path = RUN_COSTS) -> list[CostRecord]:
         ]
 
 
-def append(records: Iterable[CostRecord], path: str | Path = RUN_COSTS) -> int:
+def append(records: Iterable[CostRecord], path: str | Path) -> int:
     """Add ``records`` to ``path`` (written whole, then renamed); return how many."""
     path, records = Path(path), list(records)
     rows = [record.row() for record in [*read(path), *records]]

@@ -598,7 +598,11 @@ def runs_cost(
     cluster_cores: int = CLUSTER_CORES,
     calibration: Mapping[str, float | None] | None = None,
 ) -> Cost:
-    """The :class:`Cost` of ``runs`` (calibrated per study, see :func:`study_budgets`)."""
+    """The :class:`Cost` of ``runs`` (calibrated per study, see :func:`study_budgets`).
+
+    ``calibration``: default the quick-tier sample's (:func:`calibrations`); a tier's
+    runs take :func:`tier_calibrations` (as :func:`tier_cost` and :func:`claim_costs` do).
+    """
     runs = list(runs)
     calibration = calibrations(config) if calibration is None else calibration
     costs = [_run_cost_s(config, run, calibration) for run in runs]
@@ -631,7 +635,7 @@ def tier_cost(
     """
     wanted = config.simulated_figures if figures is None else figures
     runs = [run for figure in wanted for run in config.runs(figure, tier)]
-    return runs_cost(config, runs, cores, cluster_cores)
+    return runs_cost(config, runs, cores, cluster_cores, tier_calibrations(config, tier))
 
 
 def claim_costs(
@@ -656,7 +660,8 @@ def claim_costs(
     # only the figures these claims read (a claims job asks for its own study's)
     read = [f for f in every.simulated_figures if every.claim_cells(f, claims)]
     runs = {figure: every.runs(figure, "verify") for figure in read}
-    calibration = calibrations(config, sorted({config.figure(f)["study"] for f in read}))
+    studies = sorted({config.figure(f)["study"] for f in read})
+    calibration = tier_calibrations(config, "verify", studies=studies)
     out = {}
     for claim in claims:
         mine = []
