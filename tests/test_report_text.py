@@ -119,6 +119,10 @@ def test_the_tier_table_prints_each_tiers_cost_and_command():
     assert "& 3756 & 313.0 h &" in paper  # 300 s per run, as given
     assert r"\texttt{make figures PROFILE=paper}" in _untex(paper)
     assert "64 cluster cores" in table
+    assert "run-costs" not in table
+    # figures estimated on their measured verify runs are named
+    recorded = _tier_table("smoke", {"paper": _cost(3756)}, recorded=["D1", "B5.1"])
+    assert "at the verify and paper tiers, D1, B5.1 on their measured runs" in _untex(recorded)
     # the emulated twins: their own column, "none" for a tier without emulated runs, "left
     # out" for one whose profile excludes them; the local column is the whole build's
     costs = {"smoke": _cost(46), "quick": _cost(600), "verify": _cost(10)}

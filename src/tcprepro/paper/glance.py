@@ -7,7 +7,7 @@ the glossary of the report's terms.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from tcprepro.campaign import WorkflowConfig
 from tcprepro.campaign.plan import (
@@ -206,6 +206,7 @@ def _tier_table(
     tiers: Mapping[str, Cost],
     emulated: Mapping[str, tuple[int, float] | None] | None = None,
     builds: Mapping[str, float] | None = None,
+    recorded: Sequence[str] = (),
 ) -> str:
     """What to run next: each tier's runs, cost and command.
 
@@ -214,7 +215,8 @@ def _tier_table(
     (:func:`tcprepro.campaign.plan.emulated_cost`), None for a tier whose profile leaves
     them out; ``builds``: the wall time of each tier's command on the local cores, both
     halves sharing them (:func:`tcprepro.campaign.plan.build_wall_s`; default: the
-    simulations' alone).
+    simulations' alone). ``recorded``: the figures the verify and paper tiers estimate on
+    their measured verify runs (:func:`tcprepro.campaign.cost_records.recorded_calibrations`).
     """
     emulated = emulated or {}
     builds = builds or {}
@@ -225,8 +227,15 @@ def _tier_table(
         r"length and repetitions (docs/tiers.md); the \texttt{verify} tier runs the paper's "
         r"settings on exactly the cells the claims read, and decides a claim below it left "
         r"inconclusive. Runs, simulated time and wall times are those of \texttt{tcprepro plan} "
-        r"(its cost model, calibrated per study on a measured sample of the quick tier, "
-        r"\texttt{tcprepro bench}) when nothing is cached. "
+        r"(its cost model, calibrated per figure or study on a measured sample of the quick "
+        r"tier, \texttt{tcprepro bench}"
+        + (
+            rf"; at the verify and paper tiers, {', '.join(tex(f) for f in recorded)} on "
+            r"their measured runs of the verify tier, \texttt{records/run-costs.csv}"
+            if recorded
+            else ""
+        )
+        + r") when nothing is cached. "
         rf"\emph{{{cores} cores}}: the command's runs on {cores} local cores, its simulations "
         r"and its emulated twins sharing the cores, longest job first (drawing the figures and "
         r"this report add a few minutes, BENCHMARKS.md). "

@@ -16,6 +16,7 @@ import xarray as xr
 
 from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig
+from tcprepro.campaign.cost_records import recorded_calibrations
 from tcprepro.campaign.emulated import emulated_figures
 from tcprepro.campaign.plan import (
     build_wall_s,
@@ -205,6 +206,8 @@ def _glance_tex(
         for t, on in emulates.items()
     }
     decide = claim_costs(config, claim_ids) if plan else {}
+    records = recorded_calibrations("verify") if plan else {}
+    recorded = [f for f in config.simulated_figures if f in records]
     return (
         _glance(
             config,
@@ -213,7 +216,7 @@ def _glance_tex(
             statuses,
             runs_text,
             verdicts,
-            _tier_table(tier, tiers, emulated, builds)
+            _tier_table(tier, tiers, emulated, builds, recorded)
             + _main_deviations(config, tier, list(simulated)),
         )
         + _decide_table(decide, {r["claim"]: r["verdict"] for r in verdicts})
