@@ -424,6 +424,14 @@ def test_a_figures_recorded_run_costs_calibrate_the_plan_of_its_tier_on_another_
     assert tier_cost(config, "paper", figures=["B5.20"]).core_s == pytest.approx(
         3.0 * estimate_wall_s(paper_runs), rel=1e-3
     )
+    # a malformed record is an error naming the file, the line and what is wrong
+    bad = tmp_path / "bad.csv"
+    bad.write_text("figure,tier,runs\nB5.20,verify,4\n")
+    with pytest.raises(ConfigError, match=r"bad.csv: line 2: no column 'wall_s'"):
+        cost_records.read(bad)
+    bad.write_text(csv_path.read_text().replace(",5,", ",five,", 1))
+    with pytest.raises(ConfigError, match=r"bad.csv: line 2: not a number"):
+        cost_records.read(bad)
     # the command: nothing cached is an error naming the option, before anything is written
     empty = tmp_path / "empty.csv"
     argv = ["plan", "--tier", "verify", "--workdir", str(elsewhere), "--record-costs", str(empty)]

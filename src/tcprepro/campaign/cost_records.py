@@ -27,6 +27,7 @@ from tcprepro.campaign.config import WorkflowConfig
 from tcprepro.campaign.cost import estimate_wall_s
 from tcprepro.campaign.measured import FIGURE_CALIBRATION_MIN_RUNS
 from tcprepro.campaign.runs import cached_run_attrs
+from tcprepro.errors import ConfigError
 from tcprepro.provenance import host_description
 
 __all__ = [
@@ -142,21 +143,33 @@ def read(path: str | Path | None = None) -> list[CostRecord]:
     path = Path(RUN_COSTS if path is None else path)
     if not path.exists():
         return []
+    records = []
+
+    def where(line: int) -> str:
+        return f"{path}: line {line}"
+
     with path.open(newline="") as handle:
-        return [
-            CostRecord(
-                row["figure"],
-                row["tier"],
-                int(row["runs"]),
-                float(row["wall_s"]),
-                float(row["model_s"]),
-                row["runs_commit"],
-                row["cpu"],
-                row["cores"],
-                row["recorded"],
-            )
-            for row in csv.DictReader(handle)
-        ]
+        for line, row in enumerate(csv.DictReader(handle), start=2):
+            try:
+                record = CostRecord(
+                    row["figure"],
+                    row["tier"],
+                    int(row["runs"]),
+                    float(row["wall_s"]),
+                    float(row["model_s"]),
+                    row["runs_commit"],
+                    row["cpu"],
+                    row["cores"],
+                    row["recorded"],
+                )
+            except KeyError as exc:
+                raise ConfigError(f"no column {exc}", where(line)) from None
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(f"not a number ({exc})", where(line)) from None
+            if record.runs < 1 or record.wall_s <= 0 or record.model_s <= 0:
+                raise ConfigError("runs, wall_s and model_s must be positive", where(line))
+            records.append(record)
+    return records
 
 
 def append(records: Iterable[CostRecord], path: str | Path) -> int:
