@@ -41,6 +41,7 @@ __all__ = [
     "measured_runs",
     "read",
     "recorded_calibrations",
+    "recorded_figures",
 ]
 
 RUN_COSTS = Path("records/run-costs.csv")
@@ -197,6 +198,12 @@ def recorded_calibrations(
             if wanted is not None and record.tier == wanted:
                 out[record.figure] = record
     return out
+
+
+def recorded_figures(config: WorkflowConfig, tier: str) -> list[str]:
+    """The config's figures a plan of ``tier`` estimates on their records, in its order."""
+    records = recorded_calibrations(tier)
+    return [figure for figure in config.simulated_figures if figure in records]
 
 
 def describe(record: CostRecord, tier: str) -> str:

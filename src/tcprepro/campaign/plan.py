@@ -47,6 +47,7 @@ from tcprepro.campaign.cost_records import (
     CostRecord,
     describe,
     recorded_calibrations,
+    recorded_figures,
 )
 from tcprepro.campaign.measured import (
     MEASURED_QUICK,
@@ -491,8 +492,7 @@ def budget_report(config: WorkflowConfig, tier: str, cores: int) -> str:
     """
     budgets, costs = study_budgets(config, tier)
     runs = [r for s in config.studies() for f in config.figures_of(s) for r in config.runs(f, tier)]
-    records = recorded_calibrations(tier)
-    recorded = [figure for figure in config.simulated_figures if figure in records]
+    recorded = recorded_figures(config, tier)
     lines = [
         f"budget of tier {tier!r} (measured quick-tier rates per study, BENCHMARKS.md; "
         "carried to this tier's cells by the cost model"

@@ -16,7 +16,7 @@ import xarray as xr
 
 from tcprepro import provenance
 from tcprepro.campaign import WorkflowConfig
-from tcprepro.campaign.cost_records import recorded_calibrations
+from tcprepro.campaign.cost_records import recorded_figures
 from tcprepro.campaign.emulated import emulated_figures
 from tcprepro.campaign.plan import (
     build_wall_s,
@@ -206,8 +206,7 @@ def _glance_tex(
         for t, on in emulates.items()
     }
     decide = claim_costs(config, claim_ids) if plan else {}
-    records = recorded_calibrations("verify") if plan else {}
-    recorded = [f for f in config.simulated_figures if f in records]
+    recorded = recorded_figures(config, "verify") if plan else []
     return (
         _glance(
             config,
