@@ -7,6 +7,7 @@ simulates only the others (tcprepro.campaign.batches, rule ``simulate_batch``).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -102,9 +103,22 @@ def test_a_batch_matches_single_run_jobs_and_skips_what_is_cached(tmp_path, monk
     config = load_workflow_config("workflow/config.yaml")
     runs = config.runs("D4", "smoke")
     assert len(runs) >= 2
-    record = simulate_batch(runs, "data/batches/smoke/D4/b0.json")
+    log = io.StringIO()
+    record = simulate_batch(runs, "data/batches/smoke/D4/b0.json", out=log, progress_every_s=0)
     assert record["simulated"] == len(runs)
     assert record["cached"] == 0
+    # while a run simulates, its progress: simulated seconds that grow, then its end line
+    first_label = f"[1/{len(runs)}] {runs[0].path}: "
+    lines = [x for x in log.getvalue().splitlines() if x.startswith(first_label)]
+    done = [float(x.split(": ")[1].split(" of ")[0]) for x in lines[:-1]]
+    duration = runs[0].scenario().duration
+    assert len(done) >= 2
+    assert done == sorted(done)
+    assert done[0] > 0
+    assert done[-1] < duration
+    assert all(f"of {duration:.4g} simulated s" in x and "min left" in x for x in lines[:-1])
+    assert lines[-1].endswith(" s")
+    assert "simulated" not in lines[-1]
     manifest = json.loads(Path("data/batches/smoke/D4/b0.json").read_text())
     assert [e["path"] for e in manifest["runs"]] == [r.path for r in runs]
     # the same run in its own process, as `tcprepro sweep-run` (a single-run job) makes it
@@ -204,3 +218,20 @@ def test_a_batch_killed_under_snakemake_keeps_its_finished_runs(tmp_path):
         assert status[relative] == ("cached" if path in finished else "simulated")
     assert {p: os.stat(p).st_mtime_ns for p in finished} == stamps
     assert open_dataset(workdir / "data/combined/A1.nc").attrs["n_runs"] == len(paths)
+
+
+def test_a_runs_progress_line_says_how_far_it_is_at_most_once_per_interval():
+    from tcprepro.campaign.batches import run_progress
+
+    quiet = io.StringIO()
+    report = run_progress("[1/3] data/runs/C1/x/rep0.nc", 600.0, quiet, every_s=3600)
+    report(150.0)
+    assert quiet.getvalue() == ""  # the interval has not passed
+    out = io.StringIO()
+    report = run_progress("[1/3] data/runs/C1/x/rep0.nc", 600.0, out, every_s=0)
+    report(0.0)  # nothing done yet: no pace to extrapolate
+    report(150.0)
+    report(600.0)  # the run's own end line says it
+    (line,) = out.getvalue().splitlines()
+    assert line.startswith("[1/3] data/runs/C1/x/rep0.nc: 150 of 600 simulated s (25 %) in ")
+    assert line.endswith(" min left")

@@ -16,6 +16,10 @@ batch, each run still its own dataset, cached by its own key and written atomica
   the runs it finished. The rerun skips every run whose dataset carries its cache key.
 - **Each run keeps its own log** (``data/logs/simulate/<figure>/<cell>/rep<r>.log``) with
   its simulated and wall time, as a single-run job wrote it.
+- **Progress** goes to the batch's log: a line per run when it ends, and while a run
+  simulates, a line at most every ``PROGRESS_EVERY_S`` wall seconds with its simulated
+  seconds done and the time left at its pace so far (a paper-length run takes tens of
+  minutes).
 """
 
 from __future__ import annotations
@@ -36,10 +40,12 @@ from tcprepro.errors import ConfigError
 
 __all__ = [
     "DEFAULT_BATCH_S",
+    "PROGRESS_EVERY_S",
     "Batch",
     "make_batches",
     "manifest_dir",
     "parse_run_path",
+    "run_progress",
     "simulate_batch",
     "write_manifest",
 ]
@@ -145,7 +151,43 @@ def _log_path(run: Run) -> Path:
     return Path(run.path.replace("data/runs/", "data/logs/simulate/", 1)).with_suffix(".log")
 
 
-def _simulate(run: Run, key: str) -> float:
+PROGRESS_EVERY_S = 60.0
+"""Wall seconds between two progress lines of a run in a batch's log."""
+
+
+def run_progress(
+    label: str, duration_s: float, out, every_s: float = PROGRESS_EVERY_S
+) -> Callable[[float], None]:
+    """A run's progress reporter, called with the simulated seconds done.
+
+    It prints a line to ``out`` when ``every_s`` wall seconds have passed since the last
+    (or the start)::
+
+        [2/6] data/runs/C1/x/rep0.nc: 150 of 600 simulated s (25 %) in 5.0 min, about 15 min left
+    """
+    started = time.perf_counter()
+    last = started
+
+    def report(done_s: float) -> None:
+        nonlocal last
+        now = time.perf_counter()
+        if now - last < every_s or not 0 < done_s < duration_s:
+            return
+        last = now
+        elapsed = now - started
+        left = elapsed * (duration_s - done_s) / done_s
+        print(
+            f"{label}: {done_s:.4g} of {duration_s:.4g} simulated s "
+            f"({100 * done_s / duration_s:.0f} %) in {elapsed / 60:.1f} min, "
+            f"about {left / 60:.0f} min left",
+            file=out,
+            flush=True,
+        )
+
+    return report
+
+
+def _simulate(run: Run, key: str, progress: Callable[[float], None] | None = None) -> float:
     """Simulate one run, write its dataset atomically and its log; its wall seconds."""
     from tcprepro.latex import atomic_write
     from tcprepro.ns3.backend import run_scenario
@@ -153,7 +195,7 @@ def _simulate(run: Run, key: str) -> float:
 
     scenario = run.scenario()
     started = time.perf_counter()
-    ds = run_scenario(scenario, run.rep, progress=False, extra_attrs=run.attrs())
+    ds = run_scenario(scenario, run.rep, progress=progress or False, extra_attrs=run.attrs())
     if ds.attrs.get("cache_key") != key:  # the dataset must carry the key the job checks
         raise RuntimeError(
             f"{run.path}: dataset cache key {ds.attrs.get('cache_key')} is not the run's {key}"
@@ -168,14 +210,21 @@ def _simulate(run: Run, key: str) -> float:
     return wall
 
 
-def simulate_batch(runs: Iterable[Run], manifest: str | Path, *, out=sys.stderr) -> dict[str, Any]:
+def simulate_batch(
+    runs: Iterable[Run],
+    manifest: str | Path,
+    *,
+    out=sys.stderr,
+    progress_every_s: float = PROGRESS_EVERY_S,
+) -> dict[str, Any]:
     """Simulate the runs not cached yet, one after the other, then write the manifest.
 
     Every run is checked before any is simulated (its scenario validated, the ns-3
     models it needs available): a bad run fails the batch before it starts. A run that
     fails while simulating does not stop the others; the batch then raises, naming the
     failed runs, and writes no manifest (the rerun redoes only those). Progress goes to
-    ``out``, one line per run.
+    ``out``, one line per run and, while a run simulates, one every ``progress_every_s``
+    wall seconds (:func:`run_progress`).
     """
     from tcprepro.ns3.backend import check_scenario
 
@@ -186,21 +235,24 @@ def simulate_batch(runs: Iterable[Run], manifest: str | Path, *, out=sys.stderr)
     started = time.perf_counter()
     entries, failed = [], []
     for number, (run, key) in enumerate(zip(runs, keys, strict=True), start=1):
+        label = f"[{number}/{len(runs)}] {run.path}"
         _remove_stale_temporaries(run)
         if is_cached(run, key=key):
             entries.append({"path": run.path, "cache_key": key, "status": "cached"})
-            print(f"[{number}/{len(runs)}] {run.path}: cached", file=out, flush=True)
+            print(f"{label}: cached", file=out, flush=True)
             continue
         try:
-            wall = _simulate(run, key)
+            wall = _simulate(
+                run, key, run_progress(label, run.scenario().duration, out, progress_every_s)
+            )
         except Exception as exc:
             failed.append(run.path)
-            print(f"[{number}/{len(runs)}] {run.path}: FAILED: {exc!r}", file=out, flush=True)
+            print(f"{label}: FAILED: {exc!r}", file=out, flush=True)
             continue
         entries.append(
             {"path": run.path, "cache_key": key, "status": "simulated", "wall_s": round(wall, 3)}
         )
-        print(f"[{number}/{len(runs)}] {run.path}: {wall:.1f} s", file=out, flush=True)
+        print(f"{label}: {wall:.1f} s", file=out, flush=True)
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(runs)} runs failed: {', '.join(failed)}")
     return write_manifest(manifest, entries, time.perf_counter() - started)

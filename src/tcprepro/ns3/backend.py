@@ -18,7 +18,7 @@ import functools
 import re
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -467,10 +467,13 @@ def record_calls(scenario: Scenario, rep: int = 0) -> str:
     return "\n".join(recorder.lines) + "\n"
 
 
-def _advance(sim: Any, duration_s: float, label: str, progress: bool) -> None:
+def _advance(
+    sim: Any, duration_s: float, label: str, progress: bool | Callable[[float], None]
+) -> None:
     chunk = max(duration_s / 200.0, 0.5)
     bar = None
-    if progress:
+    report = progress if callable(progress) else None
+    if progress is True:
         from tqdm import tqdm
 
         interactive = sys.stderr.isatty()
@@ -490,6 +493,8 @@ def _advance(sim: Any, duration_s: float, label: str, progress: bool) -> None:
             sim.RunUntil(target)
             if bar is not None:
                 bar.update(round(target - now, 3))
+            if report is not None:
+                report(target)
             now = target
     finally:
         if bar is not None:
@@ -520,7 +525,7 @@ def run_scenario(
     scenario: Scenario,
     rep: int = 0,
     *,
-    progress: bool = False,
+    progress: bool | Callable[[float], None] = False,
     extra_attrs: Mapping[str, Any] | None = None,
     congestion_state: Sequence[str] = (),
 ) -> xr.Dataset:
@@ -534,7 +539,8 @@ def run_scenario(
         Repetition index, ``0 <= rep < scenario.repetitions``; it selects the
         ns-3 RNG run number (``rep + 1``) and the random start times.
     progress
-        Show a progress bar on stderr.
+        ``True``: show a progress bar on stderr; a callable: called with the simulated
+        seconds done after each of the event loop's chunks (a batch job's log lines).
     extra_attrs
         Attributes added to the dataset (e.g. the figure and sweep values).
     congestion_state
